@@ -1,0 +1,53 @@
+package plan
+
+import "sort"
+
+// Lookup returns the plan for (profile, route, name), or false when the
+// profile has no plan for that name on that route.
+func (g *Graph) Lookup(profile int, route Route, name string) (*Plan, bool) {
+	es := g.Tables[g.Profiles[profile].Table].Entries
+	i := sort.Search(len(es), func(i int) bool {
+		e := &es[i]
+		if e.Route != route {
+			return e.Route > route
+		}
+		return e.Model >= name
+	})
+	if i < len(es) && es[i].Route == route && es[i].Model == name {
+		return &g.Plans[es[i].Plan], true
+	}
+	return nil, false
+}
+
+// Known reports whether name is served by the catalog at all.
+func (g *Graph) Known(name string) bool {
+	i := sort.SearchStrings(g.Names, name)
+	return i < len(g.Names) && g.Names[i] == name
+}
+
+// CandidatesOf returns the ordered candidates of p.
+func (g *Graph) CandidatesOf(p *Plan) []Candidate { return g.CandidateLists[p.Candidates] }
+
+// SkipsOf returns the statically skipped candidates of p.
+func (g *Graph) SkipsOf(p *Plan) []Skip { return g.SkipLists[p.Skips] }
+
+// Listed returns the names advertised to profile on route, sorted.
+func (g *Graph) Listed(profile int, route Route) []string {
+	var out []string
+	for _, e := range g.Tables[g.Profiles[profile].Table].Entries {
+		if e.Route == route && g.Plans[e.Plan].Listed {
+			out = append(out, e.Model)
+		}
+	}
+	return out
+}
+
+// SortEntries puts entries in the order Lookup expects.
+func SortEntries(es []Entry) {
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].Route != es[j].Route {
+			return es[i].Route < es[j].Route
+		}
+		return es[i].Model < es[j].Model
+	})
+}

@@ -1,0 +1,312 @@
+// Package plan holds the decision graph: the one IR that pistrac produces,
+// codegen renders as Go, bundle.json serializes, and pistrad serves.
+//
+// Everything here is plain data. Names are resolved to indexes at build time so
+// the runtime never looks a string up twice; identical plans and candidate
+// lists are stored once and shared by reference (index).
+package plan
+
+// Graph is the whole compiled policy. It is immutable once built.
+type Graph struct {
+	// SourceHash is a SHA-256 over the policy inputs, so a reviewer and the
+	// runtime can tell which policy a bundle came from. No timestamps.
+	SourceHash string `json:"source_hash"`
+
+	// OnFidelityLoss is the deployment default: "reject" or "allow".
+	OnFidelityLoss string `json:"on_fidelity_loss"`
+
+	Providers []Provider `json:"providers"`
+	Pools     []Pool     `json:"pools,omitempty"`
+	Profiles  []Profile  `json:"profiles"`
+	Keys      []Key      `json:"keys"`
+	Budgets   []Budget   `json:"budgets,omitempty"`
+	// Rules are the deployment-wide access rules, evaluated before any
+	// profile's own rules.
+	Rules []Rule `json:"rules,omitempty"`
+
+	// Candidates and Skips are deduplicated lists referenced by Plans.
+	CandidateLists [][]Candidate `json:"candidate_lists"`
+	SkipLists      [][]Skip      `json:"skip_lists"`
+	// Plans are deduplicated; table entries reference them.
+	Plans []Plan `json:"plans"`
+	// Tables map (route, requested name) to a plan. Profiles whose
+	// envelopes come out the same share one table.
+	Tables []Table `json:"tables"`
+	// Names is every public name the catalog serves (models and aliases),
+	// sorted, so the runtime can tell "unknown" from "not for this key".
+	Names []string `json:"names"`
+
+	// CEL holds every checked expression the runtime evaluates.
+	CEL []Expr `json:"cel,omitempty"`
+}
+
+// Route is the inbound wire shape a request arrived on.
+type Route string
+
+const (
+	RouteChatCompletions Route = "chat_completions"
+	RouteCompletions     Route = "completions"
+	RouteEmbeddings      Route = "embeddings"
+	RouteResponses       Route = "responses"
+	RouteMessages        Route = "messages"
+)
+
+// Routes lists every route in canonical order.
+var Routes = []Route{RouteChatCompletions, RouteCompletions, RouteEmbeddings, RouteResponses, RouteMessages}
+
+// Dialect is the API family a client or channel speaks.
+type Dialect string
+
+const (
+	DialectOpenAI    Dialect = "openai"
+	DialectAnthropic Dialect = "anthropic"
+)
+
+// Dialect returns the inbound dialect of a route.
+func (r Route) Dialect() Dialect {
+	if r == RouteMessages {
+		return DialectAnthropic
+	}
+	return DialectOpenAI
+}
+
+// Tier orders how a provider is reached.
+type Tier string
+
+const (
+	TierNative         Tier = "native"
+	TierProviderCompat Tier = "provider_compat"
+	// TierTranslation is not a channel tier an operator declares: it is a
+	// candidate riding a native channel of the other dialect through a
+	// translator, and it is always tried last.
+	TierTranslation Tier = "translation"
+)
+
+// Translation names a wired dialect pair, inbound first.
+type Translation string
+
+const (
+	TranslateNone            Translation = ""
+	TranslateOpenAIAnthropic Translation = "openai_anthropic"
+	TranslateAnthropicOpenAI Translation = "anthropic_openai"
+)
+
+// Provider is one upstream deployment.
+type Provider struct {
+	Name string `json:"name"`
+	// BaseURL is empty for a pool-backed provider (Pool is set instead).
+	BaseURL string `json:"base_url,omitempty"`
+	Pool    int    `json:"pool"` // index into Graph.Pools, -1 when none
+	// CredentialEnv names the environment variable holding the secret; the
+	// secret itself never enters the graph. Empty means no credential.
+	CredentialEnv string `json:"credential_env,omitempty"`
+	// Auth says how the credential is presented upstream: "bearer",
+	// "x-api-key" or "api-key" (Azure).
+	Auth string `json:"auth"`
+	// Headers are static headers sent on every upstream request
+	// (anthropic-version, ...). Never secrets.
+	Headers []Header `json:"headers,omitempty"`
+	// Query holds static query parameters (Azure's api-version).
+	Query    []Header  `json:"query,omitempty"`
+	Channels []Channel `json:"channels"`
+	Models   []Model   `json:"models"`
+	// Aliases are this provider's own resolution of public names.
+	Aliases   []Alias  `json:"aliases,omitempty"`
+	Retry     Retry    `json:"retry"`
+	TimeoutMS int64    `json:"timeout_ms,omitempty"`
+	Failover  Failover `json:"failover"`
+	// StreamUsage asks OpenAI-dialect chat streams for usage on the
+	// client's behalf (stream_options.include_usage).
+	StreamUsage bool `json:"stream_usage"`
+}
+
+// Header is a name/value pair.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Model is an upstream model a provider serves.
+type Model struct {
+	Name string `json:"name"`
+	// MaxTokens is the default max_tokens used when translating into a
+	// dialect that requires one and the request stated none.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
+}
+
+// Alias maps a public name to this provider's upstream model.
+type Alias struct {
+	Name   string `json:"name"`
+	Target string `json:"target"`
+}
+
+// Channel is one way a provider is reachable.
+type Channel struct {
+	Name    string  `json:"name"`
+	Dialect Dialect `json:"dialect"`
+	Tier    Tier    `json:"tier"`
+	// BaseURL overrides the provider's when the channel lives elsewhere
+	// (Anthropic's OpenAI-compatible endpoint, say).
+	BaseURL string `json:"base_url,omitempty"`
+	// ModelGate lists the upstream models this channel accepts, exact or
+	// trailing-* prefix; empty means every model of the provider.
+	ModelGate []string `json:"model_gate,omitempty"`
+	Routes    []Route  `json:"routes"`
+	// Preserves is the capability set the channel keeps. Native channels
+	// keep everything (AllCaps); compat channels keep what they declare.
+	Preserves  CapSet `json:"preserves"`
+	Origin     string `json:"origin"`
+	VerifiedAt string `json:"verified_at,omitempty"`
+	VerifiedBy string `json:"verified_by,omitempty"`
+}
+
+// Retry is a provider's same-provider retry policy.
+type Retry struct {
+	Max       int   `json:"max"`
+	BackoffMS int64 `json:"backoff_ms"`
+	// On lists the failure classes that are retried: connect, 5xx, 429, timeout.
+	On []string `json:"on,omitempty"`
+}
+
+// Failover is where a provider's traffic goes once its retries run out.
+type Failover struct {
+	To []int    `json:"to,omitempty"` // provider indexes, in order
+	On []string `json:"on,omitempty"` // connect, 5xx, 429, timeout
+}
+
+// Pool is a set of self-hosted servers reached under one name.
+type Pool struct {
+	Name string `json:"name"`
+	// DNS is host:port whose A/AAAA records are the member set.
+	DNS     string   `json:"dns"`
+	Subsets []Subset `json:"subsets,omitempty"`
+	// Picker is the ext_proc endpoint picker address; empty means members
+	// are used in turn.
+	Picker string `json:"picker,omitempty"`
+	Scheme string `json:"scheme"`
+}
+
+// Subset is a named slice of a pool, with its own DNS name.
+type Subset struct {
+	Name string `json:"name"`
+	DNS  string `json:"dns"`
+}
+
+// Profile is what a key may reach.
+type Profile struct {
+	Name string `json:"name"`
+	// AllowedModels is empty when the profile has no model limit.
+	AllowedModels  []string `json:"allowed_models,omitempty"`
+	RequireCaps    CapSet   `json:"require_caps"`
+	PoolSubset     string   `json:"pool_subset,omitempty"`
+	OnFidelityLoss string   `json:"on_fidelity_loss"`
+	Rules          []Rule   `json:"rules,omitempty"`
+	Table          int      `json:"table"`             // index into Graph.Tables
+	Budgets        []int    `json:"budgets,omitempty"` // indexes into Graph.Budgets
+}
+
+// Key is a client credential, stored as a hash only.
+type Key struct {
+	Name    string `json:"name"`
+	Hash    string `json:"hash"` // "sha256:<hex>"
+	Profile int    `json:"profile"`
+}
+
+// Budget is a cost allowance per window, in tokens (cost units).
+type Budget struct {
+	Name   string `json:"name"`
+	Limit  uint64 `json:"limit"`
+	Window string `json:"window"` // minute | hour | day | month
+	// Per says what a bucket is: "key" or "profile".
+	Per string `json:"per"`
+	// CostType is InputToken, OutputToken, TotalToken, CachedInputToken,
+	// CacheCreationInputToken, ReasoningToken or CEL.
+	CostType string `json:"cost_type"`
+	// CostExpr indexes Graph.CEL when CostType is CEL, else -1.
+	CostExpr       int    `json:"cost_expr"`
+	CostPerCall    uint64 `json:"cost_per_call"`
+	CostPerSession uint64 `json:"cost_per_session"`
+}
+
+// Rule is an access rule: when its condition holds the request is denied
+// with the rule's code.
+type Rule struct {
+	Name    string `json:"name"`
+	Code    string `json:"code"`
+	Message string `json:"message,omitempty"`
+	Expr    int    `json:"expr"` // index into Graph.CEL
+	// Static is true when the condition reads only facts known at build
+	// time; such rules are already folded into the plans as skips.
+	Static bool `json:"static"`
+}
+
+// Expr is a CEL expression checked at build time.
+type Expr struct {
+	Kind   string `json:"kind"` // "cost" or "rule"
+	Source string `json:"source"`
+	// Checked is the base64 of the serialized checked AST
+	// (google.api.expr.v1alpha1.CheckedExpr); the runtime builds programs
+	// from it without parsing or checking.
+	Checked string `json:"checked"`
+}
+
+// Table is one routing envelope: entries sorted by route, then name. A
+// name the profile may not use on a route has no entry.
+type Table struct {
+	Entries []Entry `json:"entries"`
+}
+
+// Entry maps one (route, requested name) to a plan.
+type Entry struct {
+	Route Route  `json:"route"`
+	Model string `json:"model"`
+	Plan  int    `json:"plan"`
+}
+
+// Plan is the decision for one (profile, route, requested name): who may
+// serve it and in which order, and who was ruled out and why.
+type Plan struct {
+	// Candidates indexes Graph.CandidateLists; Skips indexes Graph.SkipLists.
+	Candidates int `json:"candidates"`
+	Skips      int `json:"skips"`
+	// NativeOnly is true when every candidate is a native channel of the
+	// inbound dialect: the capability reader is not needed at all.
+	NativeOnly bool `json:"native_only"`
+	// Listed is true when the name is advertised in GET /v1/models for
+	// the profile (at least one candidate can serve it).
+	Listed bool `json:"listed"`
+}
+
+// Candidate is one way to serve a plan, in attempt order.
+type Candidate struct {
+	Provider int    `json:"provider"`
+	Channel  int    `json:"channel"` // index into Provider.Channels
+	Tier     Tier   `json:"tier"`
+	Model    string `json:"model"` // upstream model after this provider's alias resolution
+	// Translate is the dialect pair when the candidate rides a channel of
+	// the other dialect.
+	Translate Translation `json:"translate,omitempty"`
+	// Route is the upstream route (differs from the inbound one only when
+	// translating).
+	Route     Route  `json:"route"`
+	Preserves CapSet `json:"preserves"`
+	Origin    string `json:"origin"`
+	// Primary is true for candidates of the primary provider; the others
+	// are failover candidates reached after its retries run out.
+	Primary bool `json:"primary"`
+	// PoolSubset restricts a pool-backed candidate to one subset.
+	PoolSubset string `json:"pool_subset,omitempty"`
+}
+
+// Skip is a candidate ruled out at build time.
+type Skip struct {
+	Provider int    `json:"provider"`
+	Channel  int    `json:"channel"` // -1 when the whole provider was skipped
+	Model    string `json:"model,omitempty"`
+	// Reason is model_denied, fidelity_loss, pool_subset_missing,
+	// not_served, route_unserved, or an access rule's code.
+	Reason string `json:"reason"`
+	// Missing lists the required capabilities the channel lacks, for
+	// fidelity_loss.
+	Missing CapSet `json:"missing,omitempty"`
+}
