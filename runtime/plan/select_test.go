@@ -1,0 +1,49 @@
+package plan
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestSelect(t *testing.T) {
+	native := Candidate{Tier: TierNative, Preserves: AllCaps}
+	compat := Candidate{Tier: TierProviderCompat, Preserves: Of(CapExtendedThinking)}
+	xlate := Candidate{Tier: TierTranslation, Preserves: AllCaps &^ TranslationLosses[TranslateOpenAIAnthropic]}
+	strict := Of(CapStrictTools)
+	cases := []struct {
+		name     string
+		cands    []Candidate
+		used     CapSet
+		onLoss   string
+		attempt  []int
+		passed   []Loss
+		lossy    bool
+		rejected bool
+	}{
+		{"no caps used keeps plan order", []Candidate{compat, native}, 0, "reject", []int{0, 1}, nil, false, false},
+		{"lossy compat passed over for native", []Candidate{compat, native}, strict, "reject",
+			[]int{1}, []Loss{{0, strict}}, false, false},
+		{"all lossy rejected names every loss", []Candidate{compat, xlate}, Of(CapStrictTools, CapMultiChoice), "reject",
+			[]int{}, []Loss{{0, Of(CapStrictTools, CapMultiChoice)}, {1, Of(CapMultiChoice)}}, false, true},
+		{"all lossy allowed, fewest losses first", []Candidate{compat, xlate}, Of(CapStrictTools, CapMultiChoice), "allow",
+			[]int{1, 0}, nil, true, false},
+		{"empty plan", nil, strict, "reject", []int{}, nil, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Select(c.cands, c.used, c.onLoss, make([]int, 0, 4))
+			if !reflect.DeepEqual(got.Attempt, c.attempt) || !reflect.DeepEqual(got.Passed, c.passed) ||
+				got.Lossy != c.lossy || got.Rejected != c.rejected {
+				t.Fatalf("got %+v", got)
+			}
+		})
+	}
+}
+
+func TestSelectDoesNotAllocateWhenLossless(t *testing.T) {
+	cands := []Candidate{{Preserves: AllCaps}, {Preserves: AllCaps}}
+	buf := make([]int, 0, 4)
+	if n := testing.AllocsPerRun(100, func() { Select(cands, Of(CapStrictTools), "reject", buf) }); n != 0 {
+		t.Fatalf("allocs = %v", n)
+	}
+}
