@@ -1,0 +1,141 @@
+// Package bundletest builds decision graphs for tests of the packages that
+// serialize, render or load them: a small graph with every field set, and a
+// synthetic one of realistic size.
+package bundletest
+
+import "github.com/pistra/pistra/runtime/plan"
+
+// checked is a stand-in for a serialized checked AST: valid base64, which
+// is all that bundle loading and rendering look at.
+const checked = "CgIIAQ=="
+
+// Maximal returns a small, referentially valid graph in which every field of
+// every IR type is set at least once, so a serializer that drops a field or
+// a schema that misses one is caught.
+func Maximal() *plan.Graph {
+	return &plan.Graph{
+		SourceHash:     "sha256:" + hex64('a'),
+		OnFidelityLoss: "reject",
+		Providers:      []plan.Provider{openAI(), anthropic(), selfHosted()},
+		Pools: []plan.Pool{{
+			Name: "gpus", DNS: "vllm.internal:8000", Scheme: "https", Picker: "picker.internal:9002",
+			Subsets: []plan.Subset{{Name: "eval", DNS: "vllm-eval.internal:8000"}},
+		}},
+		Profiles: []plan.Profile{
+			{Name: "default", RequireCaps: 0, OnFidelityLoss: "reject", Table: 0},
+			{
+				Name: "eval", AllowedModels: []string{"gpt-4o", "claude-*"}, OnFidelityLoss: "allow",
+				RequireCaps: plan.Of(plan.CapUsageDetails, plan.CapStrictTools), PoolSubset: "eval", Table: 1,
+				Rules:   []plan.Rule{{Name: "no-o1", Code: "model_blocked", Message: "o1 is off", Expr: 1}},
+				Budgets: []int{0, 1},
+			},
+		},
+		Keys: []plan.Key{
+			{Name: "ci", Hash: "sha256:" + hex64('1'), Profile: 0},
+			{Name: "evals", Hash: "sha256:" + hex64('2'), Profile: 1},
+		},
+		Budgets: []plan.Budget{
+			{Name: "daily", Limit: 2_000_000, Window: "day", Per: "key", CostType: "TotalToken", CostExpr: -1, CostPerCall: 1, CostPerSession: 1},
+			{Name: "weighted", Limit: 500, Window: "hour", Per: "profile", CostType: "CEL", CostExpr: 0},
+		},
+		Rules: []plan.Rule{{Name: "embeddings-off", Code: "route_blocked", Expr: 2, Static: true}},
+		CandidateLists: [][]plan.Candidate{
+			{
+				{Provider: 0, Channel: 0, Tier: plan.TierNative, Model: "gpt-4o", Route: plan.RouteChatCompletions, Preserves: plan.AllCaps, Origin: "policies/catalog.cue", Primary: true},
+				{Provider: 1, Channel: 0, Tier: plan.TierTranslation, Model: "claude-sonnet-4", Translate: plan.TranslateOpenAIAnthropic, Route: plan.RouteMessages,
+					Preserves: plan.AllCaps &^ plan.TranslationLosses[plan.TranslateOpenAIAnthropic], Origin: "pistra translator"},
+			},
+			{
+				{Provider: 2, Channel: 0, Tier: plan.TierNative, Model: "llama-3-70b", Route: plan.RouteChatCompletions, Preserves: plan.AllCaps, Origin: "policies/pool.cue", Primary: true, PoolSubset: "eval"},
+			},
+			{
+				{Provider: 1, Channel: 0, Tier: plan.TierNative, Model: "claude-sonnet-4", Route: plan.RouteMessages, Preserves: plan.AllCaps, Origin: "policies/catalog.cue", Primary: true},
+				{Provider: 1, Channel: 1, Tier: plan.TierProviderCompat, Model: "claude-sonnet-4", Route: plan.RouteChatCompletions, Preserves: plan.Of(plan.CapExtendedThinking), Origin: "https://docs.anthropic.com/en/api/openai-sdk", Primary: true},
+			},
+		},
+		SkipLists: [][]plan.Skip{
+			{},
+			{
+				{Provider: 1, Channel: 1, Model: "claude-sonnet-4", Reason: "fidelity_loss", Missing: plan.Of(plan.CapStrictTools, plan.CapUsageDetails)},
+				{Provider: 0, Channel: -1, Reason: "model_denied"},
+			},
+		},
+		Plans: []plan.Plan{
+			{Candidates: 0, Skips: 0, NativeOnly: false, Listed: true},
+			{Candidates: 1, Skips: 0, NativeOnly: true, Listed: true},
+			{Candidates: 2, Skips: 1, Listed: true},
+		},
+		Tables: []plan.Table{
+			{Entries: []plan.Entry{
+				{Route: plan.RouteChatCompletions, Model: "fast", Plan: 0},
+				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
+				{Route: plan.RouteChatCompletions, Model: "llama-3-70b", Plan: 1},
+				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
+			}},
+			{Entries: []plan.Entry{
+				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
+				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
+			}},
+		},
+		Names: []string{"claude-sonnet-4", "fast", "gpt-4o", "llama-3-70b"},
+		CEL: []plan.Expr{
+			{Kind: "cost", Source: "input_tokens + 4u * output_tokens", Checked: checked},
+			{Kind: "rule", Source: `model.startsWith("o1")`, Checked: checked},
+			{Kind: "rule", Source: `route == "embeddings" && profile != "default"`, Checked: checked},
+		},
+	}
+}
+
+func openAI() plan.Provider {
+	return plan.Provider{
+		Name: "openai", BaseURL: "https://api.openai.com/v1", Pool: -1, CredentialEnv: "OPENAI_API_KEY", Auth: "bearer",
+		Headers: []plan.Header{{Name: "OpenAI-Beta", Value: "assistants=v2"}},
+		Channels: []plan.Channel{{
+			Name: "api", Dialect: plan.DialectOpenAI, Tier: plan.TierNative,
+			Routes:    []plan.Route{plan.RouteChatCompletions, plan.RouteCompletions, plan.RouteEmbeddings, plan.RouteResponses},
+			Preserves: plan.AllCaps, Origin: "policies/catalog.cue",
+		}},
+		Models:      []plan.Model{{Name: "gpt-4o", MaxTokens: 16384}, {Name: "gpt-4o-mini"}},
+		Aliases:     []plan.Alias{{Name: "fast", Target: "gpt-4o"}},
+		Retry:       plan.Retry{Max: 2, BackoffMS: 250, On: []string{"connect", "5xx", "429"}},
+		TimeoutMS:   30_000,
+		Failover:    plan.Failover{To: []int{1}, On: []string{"5xx", "timeout"}},
+		StreamUsage: true,
+	}
+}
+
+func anthropic() plan.Provider {
+	return plan.Provider{
+		Name: "anthropic", BaseURL: "https://api.anthropic.com", Pool: -1, CredentialEnv: "ANTHROPIC_API_KEY", Auth: "x-api-key",
+		Headers: []plan.Header{{Name: "anthropic-version", Value: "2023-06-01"}},
+		Query:   []plan.Header{{Name: "beta", Value: "true"}},
+		Channels: []plan.Channel{
+			{Name: "messages", Dialect: plan.DialectAnthropic, Tier: plan.TierNative, Routes: []plan.Route{plan.RouteMessages}, Preserves: plan.AllCaps, Origin: "policies/catalog.cue"},
+			{
+				Name: "openai-compat", Dialect: plan.DialectOpenAI, Tier: plan.TierProviderCompat, BaseURL: "https://api.anthropic.com/v1",
+				ModelGate: []string{"claude-*"}, Routes: []plan.Route{plan.RouteChatCompletions},
+				Preserves: plan.Of(plan.CapExtendedThinking), Origin: "https://docs.anthropic.com/en/api/openai-sdk",
+				VerifiedAt: "2025-06-01", VerifiedBy: "https://docs.anthropic.com/en/api/openai-sdk",
+			},
+		},
+		Models: []plan.Model{{Name: "claude-sonnet-4", MaxTokens: 8192}},
+		Retry:  plan.Retry{Max: 1},
+	}
+}
+
+func selfHosted() plan.Provider {
+	return plan.Provider{
+		Name: "vllm", Pool: 0, Auth: "bearer",
+		Channels: []plan.Channel{{Name: "openai", Dialect: plan.DialectOpenAI, Tier: plan.TierNative, Routes: []plan.Route{plan.RouteChatCompletions}, Preserves: plan.AllCaps, Origin: "policies/pool.cue"}},
+		Models:   []plan.Model{{Name: "llama-3-70b"}},
+	}
+}
+
+// hex64 is a 64-digit hex string of one repeated digit.
+func hex64(d byte) string {
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = d
+	}
+	return string(b)
+}

@@ -1,0 +1,88 @@
+package bundle_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pistra/pistra/runtime/bundle"
+	"github.com/pistra/pistra/runtime/bundle/bundletest"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+func TestVerifyAccepts(t *testing.T) {
+	for name, g := range map[string]*plan.Graph{
+		"maximal":   bundletest.Maximal(),
+		"synthetic": bundletest.Synthetic(bundletest.Large),
+		"empty":     {},
+	} {
+		if err := bundle.Verify(g); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestVerifyRefuses breaks one reference of a valid graph at a time.
+func TestVerifyRefuses(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(g *plan.Graph)
+		want   string
+	}{
+		{"provider pool", func(g *plan.Graph) { g.Providers[2].Pool = 1 },
+			"providers[2] (vllm).pool: index 1 out of range (1 defined)"},
+		{"failover target", func(g *plan.Graph) { g.Providers[0].Failover.To = []int{3} },
+			"providers[0] (openai).failover.to[0]: index 3 out of range (3 defined)"},
+		{"failover to itself", func(g *plan.Graph) { g.Providers[0].Failover.To = []int{1, 0} },
+			"providers[0] (openai).failover.to[1]: a provider cannot fail over to itself"},
+		{"profile table", func(g *plan.Graph) { g.Profiles[1].Table = 2 },
+			"profiles[1] (eval).table: index 2 out of range (2 defined)"},
+		{"profile budget", func(g *plan.Graph) { g.Profiles[1].Budgets = []int{0, -1} },
+			"profiles[1] (eval).budgets[1]: index -1 out of range"},
+		{"profile rule expression", func(g *plan.Graph) { g.Profiles[1].Rules[0].Expr = 3 },
+			"profiles[1] (eval).rules[0] (no-o1).expr: index 3 out of range (3 defined)"},
+		{"rule on a cost expression", func(g *plan.Graph) { g.Rules[0].Expr = 0 },
+			"rules[0] (embeddings-off).expr: expression 0 is a cost expression, want rule"},
+		{"key profile", func(g *plan.Graph) { g.Keys[0].Profile = 2 },
+			"keys[0] (ci).profile: index 2 out of range"},
+		{"CEL budget without expression", func(g *plan.Graph) { g.Budgets[1].CostExpr = -1 },
+			"budgets[1] (weighted).cost_expr: index -1 out of range"},
+		{"typed budget with expression", func(g *plan.Graph) { g.Budgets[0].CostExpr = 0 },
+			"budgets[0] (daily).cost_expr: is 0, want -1 for cost type TotalToken"},
+		{"candidate provider", func(g *plan.Graph) { g.CandidateLists[2][1].Provider = 9 },
+			"candidate_lists[2][1].provider: index 9 out of range (3 defined)"},
+		{"candidate channel", func(g *plan.Graph) { g.CandidateLists[0][0].Channel = 1 },
+			"candidate_lists[0][0].channel (of provider openai): index 1 out of range (1 defined)"},
+		{"candidate pool subset", func(g *plan.Graph) { g.CandidateLists[1][0].PoolSubset = "batch" },
+			`candidate_lists[1][0].pool_subset: provider vllm has no pool subset "batch"`},
+		{"pool subset on a provider without pool", func(g *plan.Graph) { g.CandidateLists[0][0].PoolSubset = "eval" },
+			`candidate_lists[0][0].pool_subset: provider openai has no pool subset "eval"`},
+		{"skip channel", func(g *plan.Graph) { g.SkipLists[1][0].Channel = 2 },
+			"skip_lists[1][0].channel (of provider anthropic): index 2 out of range"},
+		{"whole-provider skip", func(g *plan.Graph) { g.SkipLists[1][1].Provider = 3 },
+			"skip_lists[1][1].provider: index 3 out of range"},
+		{"plan candidates", func(g *plan.Graph) { g.Plans[2].Candidates = 3 },
+			"plans[2].candidates: index 3 out of range (3 defined)"},
+		{"plan skips", func(g *plan.Graph) { g.Plans[0].Skips = 2 },
+			"plans[0].skips: index 2 out of range (2 defined)"},
+		{"entry plan", func(g *plan.Graph) { g.Tables[1].Entries[0].Plan = 3 },
+			"tables[1].entries[0].plan: index 3 out of range (3 defined)"},
+		{"entries out of order by name", func(g *plan.Graph) { g.Tables[0].Entries[1].Model = "a" },
+			`tables[0].entries[1]: (chat_completions, "a") must sort after (chat_completions, "fast")`},
+		{"entries out of order by route", func(g *plan.Graph) { g.Tables[1].Entries[0].Route = plan.RouteResponses },
+			`tables[1].entries[1]: (messages, "claude-sonnet-4") must sort after (responses, "gpt-4o")`},
+		{"duplicate entry", func(g *plan.Graph) { g.Tables[0].Entries[1].Model = "fast" },
+			`tables[0].entries[1]: (chat_completions, "fast") must sort after (chat_completions, "fast")`},
+		{"names out of order", func(g *plan.Graph) { g.Names[3] = "b" },
+			`names[3]: "b" must sort after "gpt-4o"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := bundletest.Maximal()
+			c.mutate(g)
+			err := bundle.Verify(g)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v; want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
