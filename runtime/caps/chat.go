@@ -1,0 +1,140 @@
+package caps
+
+import "github.com/pistra/pistra/runtime/plan"
+
+// chatMember confirms capabilities in one top-level member of a Chat
+// Completions request (WIRE.md §2.1). It counts:
+//   - strict_tools: tools[].function.strict is true
+//   - structured_output: response_format.type is json_schema or json_object
+//   - prompt_caching: prompt_cache_key, _retention or _options set (not
+//     null), or a prompt_cache_breakpoint on a messages[].content[] part
+//   - extended_thinking: reasoning_effort is a string other than "none"
+//   - audio_input: a messages[].content[] part of type input_audio; asking
+//     for audio output (modalities, audio) is not audio input
+//   - multi_choice: n is a number greater than 1
+func chatMember(s *scanner, key []byte) plan.CapSet {
+	switch string(key) {
+	case "tools":
+		return when(chatStrictTools(s), plan.CapStrictTools)
+	case "response_format":
+		// json_object counts as well as json_schema: JSON mode is the weaker
+		// form of the same promise, and a compat endpoint that ignores
+		// response_format breaks both.
+		return when(formatIsJSON(s), plan.CapStructuredOutput)
+	case "prompt_cache_key", "prompt_cache_retention", "prompt_cache_options":
+		return when(s.present(), plan.CapPromptCaching)
+	case "reasoning_effort":
+		return when(effortOn(s), plan.CapExtendedThinking)
+	case "messages":
+		return openAIItems(s, "content")
+	case "n":
+		return when(s.moreThanOne(), plan.CapMultiChoice)
+	}
+	s.skip()
+	return 0
+}
+
+// chatStrictTools reads tools and reports whether any function tool sets
+// function.strict to true.
+func chatStrictTools(s *scanner) bool {
+	strict := false
+	for tools := s.array(); tools.next(); {
+		for tool := s.object(); tool.find("function"); {
+			for fn := s.object(); fn.find("strict"); {
+				if s.isTrue() {
+					strict = true
+				}
+			}
+		}
+	}
+	return strict
+}
+
+// openAIItems reads an array of messages (Chat) or input items (Responses)
+// and returns what their content parts use. Each item's parts sit under the
+// given keys; a string there is plain text and uses nothing.
+func openAIItems(s *scanner, partKeys ...string) plan.CapSet {
+	var got plan.CapSet
+	for items := s.array(); items.next(); {
+		for item := s.object(); item.next(); {
+			if oneOf(item.key, partKeys) {
+				got |= openAIParts(s)
+				continue
+			}
+			s.skip()
+		}
+	}
+	return got
+}
+
+// openAIParts reads an array of content parts: an input_audio part is audio
+// input, and a prompt_cache_breakpoint on any part is an explicit caching
+// request.
+func openAIParts(s *scanner) plan.CapSet {
+	var got plan.CapSet
+	for parts := s.array(); parts.next(); {
+		for part := s.object(); part.next(); {
+			switch string(part.key) {
+			case "type":
+				if v, ok := s.str(); ok && string(v) == "input_audio" {
+					got |= plan.Of(plan.CapAudioInput)
+				}
+			case "prompt_cache_breakpoint":
+				got |= when(s.present(), plan.CapPromptCaching)
+			default:
+				s.skip()
+			}
+		}
+	}
+	return got
+}
+
+// formatIsJSON reads a format object and reports whether its type asks for
+// JSON output, with or without a schema.
+func formatIsJSON(s *scanner) bool {
+	json := false
+	for m := s.object(); m.find("type"); {
+		if v, ok := s.str(); ok && (string(v) == "json_schema" || string(v) == "json_object") {
+			json = true
+		}
+	}
+	return json
+}
+
+// formatMemberIsJSON reads an object holding a format member (Responses
+// text, Anthropic output_config) and reports whether that format asks for
+// JSON output.
+func formatMemberIsJSON(s *scanner) bool {
+	json := false
+	for m := s.object(); m.find("format"); {
+		if formatIsJSON(s) {
+			json = true
+		}
+	}
+	return json
+}
+
+// effortOn reads a reasoning effort and reports whether it asks for any
+// reasoning: any string but "none". Null or another shape is not a request.
+func effortOn(s *scanner) bool {
+	v, ok := s.str()
+	return ok && string(v) != "none"
+}
+
+// when returns the set holding c if ok, and the empty set otherwise.
+func when(ok bool, c plan.Cap) plan.CapSet {
+	if ok {
+		return plan.Of(c)
+	}
+	return 0
+}
+
+// oneOf reports whether key is one of names.
+func oneOf(key []byte, names []string) bool {
+	for _, n := range names {
+		if string(key) == n {
+			return true
+		}
+	}
+	return false
+}
