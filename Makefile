@@ -1,8 +1,22 @@
+# Two commands matter on a fresh machine: `make run` and `make test`.
 GO ?= go
+FUZZTIME ?= 5s
 
-.PHONY: build test vet fmtcheck
+.PHONY: run test build gen gencheck vet fmtcheck unit fuzz bench
+
+run: gen
+	./scripts/run.sh
+
 build:
 	$(GO) build ./...
+
+# gen/ is the compiled default policy. It is checked in; CI fails when it is stale.
+gen:
+	$(GO) run ./cmd/pistrac build -o gen policies
+
+gencheck: gen
+	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
+		echo "gen/ is stale: run 'make gen' and commit the result"; git status --short -- gen; git diff --stat -- gen; exit 1; fi
 
 vet:
 	$(GO) vet ./...
@@ -10,5 +24,15 @@ vet:
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-test: vet fmtcheck
-	$(GO) test ./...
+unit:
+	$(GO) test -race -count=1 ./...
+
+# Short, bounded fuzzing of the readers and translators that see client and
+# upstream bytes.
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)
+
+test: vet fmtcheck gencheck unit fuzz
+
+bench:
+	$(GO) run ./bench/load

@@ -91,6 +91,18 @@ const (
 	TranslateAnthropicOpenAI Translation = "anthropic_openai"
 )
 
+// Upstream is the route a candidate with this translation is sent on,
+// for a request that arrived on inbound.
+func (t Translation) Upstream(inbound Route) Route {
+	switch t {
+	case TranslateOpenAIAnthropic:
+		return RouteMessages
+	case TranslateAnthropicOpenAI:
+		return RouteChatCompletions
+	}
+	return inbound
+}
+
 // Provider is one upstream deployment.
 type Provider struct {
 	Name string `json:"name"`
@@ -284,13 +296,13 @@ type Candidate struct {
 	Tier     Tier   `json:"tier"`
 	Model    string `json:"model"` // upstream model after this provider's alias resolution
 	// Translate is the dialect pair when the candidate rides a channel of
-	// the other dialect.
+	// the other dialect. The upstream route follows from it (see
+	// Translation.Upstream), which is why a candidate does not carry one:
+	// the same candidate then serves every route of its dialect, and plans
+	// are shared across routes.
 	Translate Translation `json:"translate,omitempty"`
-	// Route is the upstream route (differs from the inbound one only when
-	// translating).
-	Route     Route  `json:"route"`
-	Preserves CapSet `json:"preserves"`
-	Origin    string `json:"origin"`
+	Preserves CapSet      `json:"preserves"`
+	Origin    string      `json:"origin"`
 	// Primary is true for candidates of the primary provider; the others
 	// are failover candidates reached after its retries run out.
 	Primary bool `json:"primary"`

@@ -41,16 +41,16 @@ func Maximal() *plan.Graph {
 		Rules: []plan.Rule{{Name: "embeddings-off", Code: "route_blocked", Expr: 2, Static: true}},
 		CandidateLists: [][]plan.Candidate{
 			{
-				{Provider: 0, Channel: 0, Tier: plan.TierNative, Model: "gpt-4o", Route: plan.RouteChatCompletions, Preserves: plan.AllCaps, Origin: "policies/catalog.cue", Primary: true},
-				{Provider: 1, Channel: 0, Tier: plan.TierTranslation, Model: "claude-sonnet-4", Translate: plan.TranslateOpenAIAnthropic, Route: plan.RouteMessages,
+				{Provider: 0, Channel: 0, Tier: plan.TierNative, Model: "gpt-4o", Preserves: plan.AllCaps, Origin: "policies/catalog.cue", Primary: true},
+				{Provider: 1, Channel: 0, Tier: plan.TierTranslation, Model: "claude-sonnet-4", Translate: plan.TranslateOpenAIAnthropic,
 					Preserves: plan.AllCaps &^ plan.TranslationLosses[plan.TranslateOpenAIAnthropic], Origin: "pistra translator"},
 			},
 			{
-				{Provider: 2, Channel: 0, Tier: plan.TierNative, Model: "llama-3-70b", Route: plan.RouteChatCompletions, Preserves: plan.AllCaps, Origin: "policies/pool.cue", Primary: true, PoolSubset: "eval"},
+				{Provider: 2, Channel: 0, Tier: plan.TierNative, Model: "llama-3-70b", Preserves: plan.AllCaps, Origin: "policies/pool.cue", Primary: true, PoolSubset: "eval"},
 			},
 			{
-				{Provider: 1, Channel: 0, Tier: plan.TierNative, Model: "claude-sonnet-4", Route: plan.RouteMessages, Preserves: plan.AllCaps, Origin: "policies/catalog.cue", Primary: true},
-				{Provider: 1, Channel: 1, Tier: plan.TierProviderCompat, Model: "claude-sonnet-4", Route: plan.RouteChatCompletions, Preserves: plan.Of(plan.CapExtendedThinking), Origin: "https://docs.anthropic.com/en/api/openai-sdk", Primary: true},
+				{Provider: 1, Channel: 0, Tier: plan.TierNative, Model: "claude-sonnet-4", Preserves: plan.AllCaps, Origin: "policies/catalog.cue", Primary: true},
+				{Provider: 1, Channel: 1, Tier: plan.TierProviderCompat, Model: "claude-sonnet-4", Preserves: plan.Of(plan.CapExtendedThinking), Origin: "https://docs.anthropic.com/en/api/openai-sdk", Primary: true},
 			},
 		},
 		SkipLists: [][]plan.Skip{

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/pistra/pistra/compiler/codegen"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// generatedLine marks a generated Go file (the Go convention tools and
+// reviewers recognise).
+var generatedLine = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+
+func (c *cli) build(args []string) int {
+	fs := c.flags("build", "-o DIR POLICYDIR")
+	out := fs.String("o", "", "output `DIR` for the generated files (created if missing)")
+	pos, status, ok := c.parse(fs, args, 1, 1)
+	if !ok {
+		return status
+	}
+	if *out == "" {
+		return c.usageError("build", "-o DIR is required")
+	}
+	g, status := c.compileDir("build", pos[0])
+	if g == nil {
+		return status
+	}
+	files, err := codegen.Generate(g)
+	if err != nil {
+		return c.fail("build", fmt.Errorf("generating: %w", err), exitFail)
+	}
+	if err := writeGenerated(*out, files); err != nil {
+		return c.fail("build", err, exitUsage)
+	}
+	return exitOK
+}
+
+func (c *cli) check(args []string) int {
+	fs := c.flags("check", "POLICYDIR")
+	pos, status, ok := c.parse(fs, args, 1, 1)
+	if !ok {
+		return status
+	}
+	g, status := c.compileDir("check", pos[0])
+	if g == nil {
+		return status
+	}
+	fmt.Fprintf(c.stdout, "ok: %d plans (%d distinct) for %d profiles\n", planCount(g), len(g.Plans), len(g.Profiles))
+	return exitOK
+}
+
+// planCount is the number of (profile, route, name) plans, counting
+// shared ones once per profile.
+func planCount(g *plan.Graph) int {
+	n := 0
+	for _, p := range g.Profiles {
+		n += len(g.Tables[p.Table].Entries)
+	}
+	return n
+}
+
+// writeGenerated writes files into dir, leaving unchanged files untouched
+// (so make sees nothing new), and removes stale generated files so dir
+// holds exactly what this build produced.
+func writeGenerated(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		if name != filepath.Base(name) || strings.HasPrefix(name, ".") {
+			return fmt.Errorf("generator produced %q, which is not a plain file name", name)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := writeIfChanged(filepath.Join(dir, name), files[name]); err != nil {
+			return err
+		}
+	}
+	return removeStale(dir, files)
+}
+
+// writeIfChanged replaces path with data atomically (temporary file and
+// rename), unless it already holds exactly data.
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// removeStale deletes regular files directly in dir that look generated
+// (an extension this build produces, and for Go files the generated
+// header) but that this build did not produce. It never recurses, and
+// leaves anything else alone.
+func removeStale(dir string, files map[string][]byte) error {
+	exts := map[string]bool{}
+	for name := range files {
+		exts[filepath.Ext(name)] = true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if _, ours := files[name]; ours || !e.Type().IsRegular() || !exts[filepath.Ext(name)] {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if filepath.Ext(name) == ".go" && !hasGeneratedHeader(path) {
+			continue
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasGeneratedHeader(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && generatedLine.Match(b)
+}

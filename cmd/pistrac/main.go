@@ -1,0 +1,157 @@
+// Command pistrac compiles a pistra policy (CUE files: catalog and policy)
+// into the decision graph pistrad serves, and answers questions about it:
+// why a request would be routed where it is, what a policy change does to
+// routing, and how old each channel's capability claim is.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// Exit statuses, as documented in usageText.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+const usageText = `pistrac compiles a pistra policy directory (CUE) into the decision graph
+that pistrad serves, and explains it.
+
+Usage:
+  pistrac build -o DIR POLICYDIR
+        compile and write the generated package, bundle.json and the CEL
+        bundle into DIR, removing generated files it no longer produces
+  pistrac check POLICYDIR
+        compile only; prints "ok: ..." on success, every error otherwise
+  pistrac explain (-profile P | -key K) -route R -model M [-caps a,b] (POLICYDIR | -bundle FILE)
+        the candidates of one plan in order, every skip with its reason, and
+        what fidelity selection does for a request using the given caps
+  pistrac diff A B
+        which (profile, route, model) plans and which settings differ; A and
+        B are each a policy directory or a bundle.json
+  pistrac catalog [-format text|json] (POLICYDIR | -bundle FILE)
+        every routable channel with the provenance and age of its claim
+  pistrac hash-key < KEYFILE
+        print the sha256:<hex> of a client key read from stdin, for keys[].hash
+
+Run "pistrac COMMAND -h" for a command's flags.
+
+Exit status:
+  0  success (diff: no plan changed)
+  1  build, check, explain, catalog: the policy has errors, or explain's
+     query has no plan; diff: plans changed (settings-only changes exit 0)
+  2  usage error, unreadable input or output, or (diff) a side that does
+     not load
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// cli carries a run's streams and clock, so commands are testable in
+// process.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	now            func() time.Time
+}
+
+// command is one subcommand.
+type command struct {
+	name string
+	run  func(c *cli, args []string) int
+}
+
+var commands = []command{
+	{"build", (*cli).build},
+	{"check", (*cli).check},
+	{"explain", (*cli).explain},
+	{"diff", (*cli).diff},
+	{"catalog", (*cli).catalog},
+	{"hash-key", (*cli).hashKey},
+}
+
+// run is main without the process: it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
+	return c.dispatch(args)
+}
+
+func (c *cli) dispatch(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, usageText)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stdout, usageText)
+		return exitOK
+	}
+	for _, cmd := range commands {
+		if cmd.name == args[0] {
+			return cmd.run(c, args[1:])
+		}
+	}
+	fmt.Fprintf(c.stderr, "pistrac: unknown command %q (commands: %s)\n", args[0], commandNames())
+	return exitUsage
+}
+
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, cmd := range commands {
+		names[i] = cmd.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// flags returns a flag set for a subcommand whose usage shows synopsis
+// (its arguments) and its flags.
+func (c *cli) flags(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: pistrac %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\nRun \"pistrac -h\" for exit statuses.\n")
+	}
+	return fs
+}
+
+// parse reads flags and positional arguments in any order (flag stops at
+// the first positional one) and checks that there are between least and
+// most positional ones. When parsing ends the command, ok is false and
+// status is what to exit with: 0 after -h, exitUsage on a mistake.
+func (c *cli) parse(fs *flag.FlagSet, args []string, least, most int) (pos []string, status int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK, false
+			}
+			return nil, exitUsage, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	if len(pos) < least || len(pos) > most {
+		fmt.Fprintf(c.stderr, "pistrac %s: unexpected number of arguments (%d)\n", fs.Name(), len(pos))
+		fs.Usage()
+		return nil, exitUsage, false
+	}
+	return pos, exitOK, true
+}
+
+// usageError reports a mistake in how a command was called.
+func (c *cli) usageError(cmd, format string, args ...any) int {
+	fmt.Fprintf(c.stderr, "pistrac %s: %s\n", cmd, fmt.Sprintf(format, args...))
+	return exitUsage
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pistra/pistra/compiler/explain"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+func TestExplain(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		out  []string // regexps stdout (or stderr, on failure) must match
+	}{
+		{"failover order", []string{"-profile", "default", "-route", "chat_completions", "-model", "fast"}, exitOK,
+			[]string{`(?m)^\s+0\s+fake-openai/native\s+primary\s+native\s.*gpt-4o-mini`, `(?m)^\s+serves\s+#0\s+fake-openai/native`}},
+		{"key stands for its profile", []string{"-key", "dev", "-route", "chat_completions", "-model", "fast"}, exitOK,
+			[]string{`(?m)^profile:\s+default \(key dev\)$`}},
+		{"compat passed over for strict tools", []string{"-profile", "default", "-route", "chat_completions", "-model", "fast", "-caps", "strict_tools"}, exitOK,
+			[]string{`(?m)^\s+serves\s+#0\s+fake-openai/native\s`,
+				`(?m)^\s+passed over\s+#\d+\s+fake-anthropic/openai-compat\s.*would lose strict_tools; claim: https://platform.claude.com/`}},
+		{"refusal names the loss and its source", []string{"-profile", "default", "-route", "chat_completions", "-model", "smart", "-caps", "strict_tools"}, exitOK,
+			[]string{`(?m)^\s+rejected: every candidate`,
+				`(?m)^\s+refused\s+#0\s+fake-anthropic/openai-compat\s.*would lose strict_tools; claim: https://platform.claude.com/`}},
+		{"metered skips what hides usage", []string{"-profile", "metered", "-route", "chat_completions", "-model", "fast"}, exitOK,
+			[]string{`(?m)^\s+fake-anthropic/openai-compat\s+\S+\s+fidelity_loss\s+usage_details$`}},
+		{"unknown model", []string{"-profile", "default", "-route", "chat_completions", "-model", "gpt-5"}, exitFail,
+			[]string{`model "gpt-5" is not in the catalog .*fast`}},
+		{"unknown profile", []string{"-profile", "ops", "-route", "chat_completions", "-model", "fast"}, exitFail,
+			[]string{`unknown profile "ops" \(profiles: default, metered\)`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// Flags after the directory work too.
+			args := append([]string{"explain", defaultPolicy}, c.args...)
+			r := pistrac(t, "", args...)
+			r.want(t, c.code)
+			text := r.stdout
+			if c.code != exitOK {
+				text = r.stderr
+			}
+			for _, p := range c.out {
+				if !regexp.MustCompile(p).MatchString(text) {
+					t.Errorf("output does not match %s:\n%s", p, text)
+				}
+			}
+		})
+	}
+}
+
+// A bundle read back answers exactly as the policy it was built from.
+func TestBundleAnswersLikeThePolicy(t *testing.T) {
+	bundle := filepath.Join(buildDefault(t), "bundle.json")
+	query := []string{"-profile", "default", "-route", "chat_completions", "-model", "smart", "-caps", "strict_tools,multi_choice"}
+	fromDir := pistrac(t, "", append([]string{"explain", defaultPolicy}, query...)...)
+	fromBundle := pistrac(t, "", append([]string{"explain", "-bundle", bundle}, query...)...)
+	fromDir.want(t, exitOK)
+	fromBundle.want(t, exitOK)
+	if fromDir.stdout != fromBundle.stdout {
+		t.Errorf("explain differs:\npolicy:\n%s\nbundle:\n%s", fromDir.stdout, fromBundle.stdout)
+	}
+	r := pistrac(t, "", "diff", defaultPolicy, bundle)
+	r.want(t, exitOK)
+	if r.stdout != "plans: no change\nsettings: no change\n" {
+		t.Errorf("diff of a policy and its own bundle:\n%s", r.stdout)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	// The compat channel starts keeping usage details: the metered profile
+	// may now use it.
+	dir := copyPolicy(t, `preserves: ["extended_thinking"]`, `preserves: ["extended_thinking", "usage_details"]`)
+	r := pistrac(t, "", "diff", defaultPolicy, dir)
+	r.want(t, exitFail)
+	for _, p := range []string{
+		`(?m)^plans: \d+ changed`,
+		`(?m)^~ metered chat_completions `,
+		`(?m)^\s+~ fake-anthropic/openai-compat: preserves: extended_thinking -> extended_thinking,usage_details$`,
+	} {
+		if !regexp.MustCompile(p).MatchString(r.stdout) {
+			t.Errorf("diff does not match %s:\n%s", p, r.stdout)
+		}
+	}
+	pistrac(t, "", "diff", defaultPolicy, "no/such/policy").want(t, exitUsage)
+}
+
+func TestDiffSettingsOnly(t *testing.T) {
+	dir := copyPolicy(t, `limit: 2000000`, `limit: 3000000`)
+	r := pistrac(t, "", "diff", defaultPolicy, dir)
+	r.want(t, exitOK)
+	if !strings.Contains(r.stdout, "~ team-daily: limit: 2000000 -> 3000000") {
+		t.Errorf("budget change not shown:\n%s", r.stdout)
+	}
+}
+
+func TestCatalogJSON(t *testing.T) {
+	r := pistrac(t, "", "catalog", "-format", "json", defaultPolicy)
+	r.want(t, exitOK)
+	var rows []explain.CatalogRow
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("%v:\n%s", err, r.stdout)
+	}
+	found := false
+	for _, row := range rows {
+		if row.Provider == "fake-anthropic" && row.Channel == "openai-compat" {
+			found = true
+			if row.Preserves != plan.Of(plan.CapExtendedThinking) || row.VerifiedAt != "2026-11-20" || row.AgeDays == nil {
+				t.Errorf("compat row = %+v", row)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no row for the compat channel:\n%s", r.stdout)
+	}
+}

@@ -1,0 +1,264 @@
+package compiler
+
+import (
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"cuelang.org/go/cue"
+
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// The vocabularies the schema leaves as plain strings, so that a wrong
+// value is reported with the accepted list instead of CUE's disjunction
+// dump.
+var (
+	dialects       = []string{string(plan.DialectOpenAI), string(plan.DialectAnthropic)}
+	tiers          = []string{string(plan.TierNative), string(plan.TierProviderCompat)}
+	authModes      = []string{"bearer", "x-api-key", "api-key"}
+	failureClasses = []string{"connect", "5xx", "429", "timeout"}
+	schemes        = []string{"http", "https"}
+	fidelityModes  = []string{"reject", "allow"}
+	windows        = []string{"minute", "hour", "day", "month"}
+	bucketScopes   = []string{"key", "profile"}
+	costTypes      = []string{"InputToken", "OutputToken", "TotalToken", "CachedInputToken",
+		"CacheCreationInputToken", "ReasoningToken", "CEL"}
+	// credentialHeaders may only be sent from credential_env: a static
+	// header value would put the secret in the policy and in gen/.
+	credentialHeaders = []string{"authorization", "x-api-key", "api-key"}
+
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // an RFC 9110 token
+	isoDate    = "2006-01-02"
+)
+
+// check runs every semantic check that needs nothing but the document
+// itself; cross-references between providers are in resolve.go.
+func (c *compiler) check() {
+	c.enum(path("on_fidelity_loss"), "on_fidelity_loss value", c.src.OnFidelityLoss, fidelityModes)
+	for _, name := range sortedKeys(c.src.Providers) {
+		c.checkProvider(name, c.src.Providers[name])
+	}
+	for _, name := range sortedKeys(c.src.Pools) {
+		c.checkPool(name, c.src.Pools[name])
+	}
+	c.checkPolicy()
+}
+
+func (c *compiler) checkProvider(name string, p srcProvider) {
+	at := func(elems ...any) cue.Path { return path(append([]any{"providers", name}, elems...)...) }
+	switch {
+	case p.BaseURL != nil && p.Pool != nil:
+		c.labelErrorf(at(), "has both base_url and pool; give exactly one (base_url for a hosted API, pool for self-hosted servers)")
+	case p.BaseURL == nil && p.Pool == nil:
+		c.labelErrorf(at(), "has neither base_url nor pool; give exactly one (base_url for a hosted API, pool for self-hosted servers)")
+	case p.BaseURL != nil:
+		c.checkURL(at("base_url"), *p.BaseURL)
+	}
+	if p.Pool != nil {
+		if _, ok := c.src.Pools[*p.Pool]; !ok {
+			c.errorf(at("pool"), "unknown pool %q (known: %s)", *p.Pool, listOf(sortedKeys(c.src.Pools)))
+		}
+	}
+	if p.CredentialEnv != nil && !envName.MatchString(*p.CredentialEnv) {
+		// Not echoed: an operator who pasted the secret here should not
+		// find it in CI logs as well.
+		c.errorf(at("credential_env"), "must name an environment variable (letters, digits and _, not starting with a digit), not hold the credential itself")
+	}
+	if p.Auth != nil {
+		c.enum(at("auth"), "auth", *p.Auth, authModes)
+	}
+	for _, h := range sortedKeys(p.Headers) {
+		switch {
+		case slices.Contains(credentialHeaders, strings.ToLower(h)):
+			c.labelErrorf(at("headers", h), "header %q carries a credential; put the secret in an environment variable named by credential_env (and set auth) instead", h)
+		case !headerName.MatchString(h):
+			c.labelErrorf(at("headers", h), "%q is not a valid HTTP header name", h)
+		case strings.ContainsAny(p.Headers[h], "\r\n\x00"):
+			c.errorf(at("headers", h), "header value holds a line break or NUL, which would split the request")
+		}
+	}
+	if len(p.Models) == 0 {
+		c.labelErrorf(at("models"), "provider %q serves no models", name)
+	}
+	if len(p.Channels) == 0 {
+		c.labelErrorf(at("channels"), "provider %q has no channels; declare at least one (dialect and tier)", name)
+	}
+	for _, ch := range sortedKeys(p.Channels) {
+		c.checkChannel(at("channels", ch), p.Channels[ch])
+	}
+	for _, a := range sortedKeys(p.Aliases) {
+		if _, ok := p.Models[a]; ok {
+			c.labelErrorf(at("aliases", a), "alias %q has the name of a model provider %q serves; an alias must not shadow a model", a, name)
+		}
+	}
+	c.checkResilience(name, p)
+}
+
+// checkResilience checks the timeout, retry and failover settings; which
+// providers failover.to names is resolve.go's concern.
+func (c *compiler) checkResilience(name string, p srcProvider) {
+	at := func(elems ...any) cue.Path { return path(append([]any{"providers", name}, elems...)...) }
+	if p.Timeout != nil {
+		c.duration(at("timeout"), *p.Timeout)
+	}
+	if r := p.Retries; r != nil {
+		if r.Backoff != nil {
+			c.duration(at("retries", "backoff"), *r.Backoff)
+		}
+		c.failureClasses(at("retries", "on"), r.On)
+		if i := slices.Index(r.On, "timeout"); i >= 0 && p.Timeout == nil {
+			c.errorf(at("retries", "on", i), "retrying on timeout needs a timeout; provider %q has none", name)
+		}
+	}
+	if f := p.Failover; f != nil {
+		c.failureClasses(at("failover", "on"), f.On)
+	}
+}
+
+func (c *compiler) checkChannel(at cue.Path, ch srcChannel) {
+	field := func(name string) cue.Path { return cue.MakePath(append(at.Selectors(), cue.Str(name))...) }
+	dialectOK := c.enum(field("dialect"), "dialect", ch.Dialect, dialects)
+	c.enum(field("tier"), "tier", ch.Tier, tiers)
+	if ch.BaseURL != nil {
+		c.checkURL(field("base_url"), *ch.BaseURL)
+	}
+	c.patterns(field("models"), ch.Models, false)
+	if ch.Models != nil && len(ch.Models) == 0 {
+		c.labelErrorf(field("models"), "an empty gate admits no model; leave models out to admit every model of the provider")
+	}
+	if ch.Routes != nil && len(ch.Routes) == 0 {
+		c.labelErrorf(field("routes"), "a channel with no routes serves nothing; leave routes out to serve every route of its dialect")
+	}
+	if dialectOK {
+		var own []string
+		for _, r := range plan.Routes {
+			if string(r.Dialect()) == ch.Dialect {
+				own = append(own, string(r))
+			}
+		}
+		for i, r := range ch.Routes {
+			if !slices.Contains(own, r) {
+				c.errorf(cue.MakePath(append(field("routes").Selectors(), cue.Index(i))...),
+					"unknown route %q for dialect %s (accepted: %s)", r, ch.Dialect, listOf(own))
+			}
+		}
+	}
+	switch ch.Tier {
+	case string(plan.TierNative):
+		if ch.Preserves != nil {
+			c.labelErrorf(field("preserves"), "a native channel keeps every capability and must not declare preserves: a list would read as exhaustive")
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"verified_at", ch.VerifiedAt != nil}, {"verified_by", ch.VerifiedBy != nil}, {"origin", ch.Origin != nil}} {
+			if f.set {
+				c.labelErrorf(field(f.name), "only a provider_compat channel carries a dated claim; a native channel has no %s", f.name)
+			}
+		}
+	case string(plan.TierProviderCompat):
+		c.checkClaim(at, field, ch)
+	}
+}
+
+// checkClaim checks a compat channel's capability claim: what it keeps,
+// and when and where that was read.
+func (c *compiler) checkClaim(at cue.Path, field func(string) cue.Path, ch srcChannel) {
+	if ch.Preserves == nil {
+		c.labelErrorf(at, "a provider_compat channel must list the capabilities it preserves (preserves: [...], empty if none; known: %s)", listOf(plan.CapNames()))
+	}
+	c.caps(field("preserves"), ch.Preserves)
+	if ch.VerifiedAt == nil {
+		c.labelErrorf(at, "a provider_compat channel's claim must be dated: verified_at is missing (YYYY-MM-DD)")
+	} else if _, err := time.Parse(isoDate, *ch.VerifiedAt); err != nil {
+		c.errorf(field("verified_at"), "verified_at %q is not a date (YYYY-MM-DD)", *ch.VerifiedAt)
+	}
+	if ch.VerifiedBy == nil || strings.TrimSpace(*ch.VerifiedBy) == "" {
+		c.labelErrorf(at, "a provider_compat channel's claim must cite its source: verified_by is missing (the page or probe it was read from)")
+	}
+}
+
+func (c *compiler) checkPool(name string, p srcPool) {
+	at := func(elems ...any) cue.Path { return path(append([]any{"pools", name}, elems...)...) }
+	c.hostPort(at("dns"), p.DNS)
+	c.enum(at("scheme"), "scheme", p.Scheme, schemes)
+	if p.Picker != nil {
+		c.hostPort(at("picker"), *p.Picker)
+	}
+	for _, s := range sortedKeys(p.Subsets) {
+		c.hostPort(at("subsets", s, "dns"), p.Subsets[s].DNS)
+	}
+}
+
+// enum reports a value outside its vocabulary, listing the vocabulary.
+func (c *compiler) enum(at cue.Path, what, got string, accepted []string) bool {
+	if slices.Contains(accepted, got) {
+		return true
+	}
+	c.errorf(at, "unknown %s %q (accepted: %s)", what, got, listOf(accepted))
+	return false
+}
+
+// caps checks a list of capability names.
+func (c *compiler) caps(at cue.Path, names []string) {
+	for i, n := range names {
+		if _, ok := plan.ParseCap(n); !ok {
+			c.errorf(index(at, i), "unknown capability %q (known: %s)", n, listOf(plan.CapNames()))
+		}
+	}
+}
+
+func (c *compiler) failureClasses(at cue.Path, classes []string) {
+	for i, cl := range classes {
+		c.enum(index(at, i), "failure class", cl, failureClasses)
+	}
+}
+
+// patterns checks model patterns: exact names or a prefix ending in *.
+// A bare "*" admits everything, which only an allow-list can mean: on a
+// channel gate it is the same as no gate.
+func (c *compiler) patterns(at cue.Path, pats []string, bareStar bool) {
+	for i, p := range pats {
+		switch {
+		case strings.Contains(strings.TrimSuffix(p, "*"), "*"):
+			c.errorf(index(at, i), "pattern %q has * before the end; a pattern is an exact name or a prefix ending in * (\"gpt-4o*\")", p)
+		case p == "":
+			c.errorf(index(at, i), "empty pattern; give an exact name or a prefix ending in *")
+		case p == "*" && !bareStar:
+			c.errorf(index(at, i), "a gate of \"*\" admits every model; leave models out instead")
+		}
+	}
+}
+
+func (c *compiler) duration(at cue.Path, s string) {
+	if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+		c.errorf(at, "%q is not a positive duration (e.g. \"250ms\", \"30s\", \"2m\")", s)
+	}
+}
+
+// checkURL accepts an absolute http(s) URL without credentials in it.
+func (c *compiler) checkURL(at cue.Path, s string) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		c.errorf(at, "%q is not an absolute http(s) URL (e.g. \"https://api.openai.com/v1\")", s)
+	case u.User != nil:
+		c.errorf(at, "URL carries credentials; name the secret's environment variable in credential_env instead")
+	}
+}
+
+func (c *compiler) hostPort(at cue.Path, s string) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || port == "" {
+		c.errorf(at, "%q is not host:port (e.g. \"vllm.inference.svc:8000\")", s)
+	}
+}
+
+func index(p cue.Path, i int) cue.Path {
+	return cue.MakePath(append(p.Selectors(), cue.Index(i))...)
+}

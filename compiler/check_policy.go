@@ -1,0 +1,207 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+
+	"cuelang.org/go/cue"
+)
+
+var (
+	keyHash = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	// ruleCode is what a rule's code must look like: it is a skip reason,
+	// a metrics label and part of an error clients read.
+	ruleCode = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	// builtinReasons are the skip reasons the compiler itself gives; a rule
+	// reusing one would make the counters ambiguous.
+	builtinReasons = []string{"model_denied", "fidelity_loss", "pool_subset_missing", "not_served", "route_unserved"}
+)
+
+// checkPolicy checks profiles, keys, budgets and access rules.
+func (c *compiler) checkPolicy() {
+	c.checkNames()
+	c.checkRules(path("access_rules"), c.src.AccessRules)
+	for _, name := range sortedKeys(c.src.Profiles) {
+		c.checkProfile(name, c.src.Profiles[name])
+	}
+	c.checkKeys()
+	c.checkBudgets()
+}
+
+func (c *compiler) checkProfile(name string, p srcProfile) {
+	at := func(elems ...any) cue.Path { return path(append([]any{"profiles", name}, elems...)...) }
+	c.patterns(at("allowed_models"), p.AllowedModels, true)
+	if p.AllowedModels != nil && len(p.AllowedModels) == 0 {
+		c.labelErrorf(at("allowed_models"), "an empty list allows no model at all; list the models, or leave allowed_models out to allow every model")
+	}
+	c.caps(at("require_caps"), p.RequireCaps)
+	if p.OnFidelityLoss != nil {
+		c.enum(at("on_fidelity_loss"), "on_fidelity_loss value", *p.OnFidelityLoss, fidelityModes)
+	}
+	if p.PoolSubset != nil {
+		if subsets := c.subsetNames(); !slices.Contains(subsets, *p.PoolSubset) {
+			c.errorf(at("pool_subset"), "unknown pool subset %q (known: %s)", *p.PoolSubset, listOf(subsets))
+		}
+	}
+	budgets := make([]string, len(c.src.Budgets))
+	for i, b := range c.src.Budgets {
+		budgets[i] = b.Name
+	}
+	for i, b := range p.Budgets {
+		if !slices.Contains(budgets, b) {
+			c.errorf(at("budgets", i), "unknown budget %q (known: %s)", b, listOf(budgets))
+		}
+	}
+	duplicates(c, at("budgets"), "", p.Budgets, func(s string) string { return s }, "budget")
+	c.checkRules(at("access_rules"), p.AccessRules)
+}
+
+// subsetNames lists every subset any pool declares.
+func (c *compiler) subsetNames() []string {
+	var out []string
+	for _, p := range c.src.Pools {
+		for s := range p.Subsets {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func (c *compiler) checkRules(at cue.Path, rules []srcRule) {
+	duplicates(c, at, "name", rules, func(r srcRule) string { return r.Name }, "rule name")
+	for i, r := range rules {
+		if r.Name == "" {
+			c.labelErrorf(cue.MakePath(append(index(at, i).Selectors(), cue.Str("name"))...), "empty rule name")
+		}
+		code := cue.MakePath(append(index(at, i).Selectors(), cue.Str("code"))...)
+		switch {
+		case !ruleCode.MatchString(r.Code):
+			c.errorf(code, "code %q must be lower snake_case (it is a metrics label and a client-facing error code)", r.Code)
+		case slices.Contains(builtinReasons, r.Code):
+			c.errorf(code, "code %q is one pistra gives itself; choose another (reserved: %s)", r.Code, listOf(builtinReasons))
+		}
+	}
+}
+
+func (c *compiler) checkKeys() {
+	at := path("keys")
+	duplicates(c, at, "name", c.src.Keys, func(k srcKey) string { return k.Name }, "key name")
+	profiles := sortedKeys(c.src.Profiles)
+	for i, k := range c.src.Keys {
+		field := func(name string) cue.Path { return cue.MakePath(append(index(at, i).Selectors(), cue.Str(name))...) }
+		if _, ok := c.src.Profiles[k.Profile]; !ok {
+			c.errorf(field("profile"), "unknown profile %q (known: %s)", k.Profile, listOf(profiles))
+		}
+		if !keyHash.MatchString(k.Hash) {
+			// Never echo the value: it may be the key itself.
+			c.errorf(field("hash"), "key %q must be stored as \"sha256:<64 lowercase hex>\", not as the key itself; `pistrac hash-key` prints the hash", k.Name)
+		}
+	}
+	duplicates(c, at, "hash", c.src.Keys, func(k srcKey) string {
+		if keyHash.MatchString(k.Hash) {
+			return k.Hash
+		}
+		return ""
+	}, "key hash")
+}
+
+func (c *compiler) checkBudgets() {
+	at := path("budgets")
+	duplicates(c, at, "name", c.src.Budgets, func(b srcBudget) string { return b.Name }, "budget name")
+	for i, b := range c.src.Budgets {
+		field := func(elems ...any) cue.Path { return path(append([]any{"budgets", i}, elems...)...) }
+		c.enum(field("window"), "window", b.Window, windows)
+		c.enum(field("per"), "per", b.Per, bucketScopes)
+		if !c.enum(field("cost", "type"), "cost type", b.Cost.Type, costTypes) {
+			continue
+		}
+		switch {
+		case b.Cost.Type == "CEL" && b.Cost.CEL == nil:
+			c.errorf(field("cost", "type"), "cost type CEL needs the expression in cost.cel")
+		case b.Cost.Type != "CEL" && b.Cost.CEL != nil:
+			c.labelErrorf(field("cost", "cel"), "cost.cel is only read when cost.type is \"CEL\" (type is %q)", b.Cost.Type)
+		}
+	}
+}
+
+// duplicates reports every repeat of a name in a list, at the repeat's
+// field (field is "" for a list of plain names), with the first occurrence
+// as a contributing position. Empty names are skipped.
+func duplicates[T any](c *compiler, at cue.Path, field string, items []T, name func(T) string, what string) {
+	elem := func(i int) cue.Path {
+		if field == "" {
+			return index(at, i)
+		}
+		return cue.MakePath(append(index(at, i).Selectors(), cue.Str(field))...)
+	}
+	first := map[string]int{}
+	for i, it := range items {
+		n := name(it)
+		if n == "" {
+			continue
+		}
+		j, seen := first[n]
+		if !seen {
+			first[n] = i
+			continue
+		}
+		msg := fmt.Sprintf("duplicate %s %q", what, n)
+		if what == "key hash" {
+			msg = "duplicate key hash: two keys hold the same credential"
+		}
+		c.errs = append(c.errs, Error{Pos: c.l.at(elem(i)), Path: pathString(elem(i)), Msg: msg, Also: []Pos{c.l.at(elem(j))}})
+	}
+}
+
+// checkNames refuses empty names: every name is a lookup key, a label on a
+// metric or a word in an error message, and "" is none of those.
+func (c *compiler) checkNames() {
+	empty := func(what string, at ...any) { c.labelErrorf(path(at...), "empty %s name", what) }
+	if hasEmpty(c.src.Providers) {
+		empty("provider", "providers", "")
+	}
+	for name, p := range c.src.Providers {
+		at := func(field string) []any { return []any{"providers", name, field, ""} }
+		if hasEmpty(p.Models) {
+			empty("model", at("models")...)
+		}
+		if hasEmpty(p.Aliases) {
+			empty("alias", at("aliases")...)
+		}
+		if hasEmpty(p.Channels) {
+			empty("channel", at("channels")...)
+		}
+		if hasEmpty(p.Headers) {
+			empty("header", at("headers")...)
+		}
+	}
+	if hasEmpty(c.src.Pools) {
+		empty("pool", "pools", "")
+	}
+	for name, p := range c.src.Pools {
+		if hasEmpty(p.Subsets) {
+			empty("subset", "pools", name, "subsets", "")
+		}
+	}
+	if hasEmpty(c.src.Profiles) {
+		empty("profile", "profiles", "")
+	}
+	for i, k := range c.src.Keys {
+		if k.Name == "" {
+			empty("key", "keys", i, "name")
+		}
+	}
+	for i, b := range c.src.Budgets {
+		if b.Name == "" {
+			empty("budget", "budgets", i, "name")
+		}
+	}
+}
+
+func hasEmpty[V any](m map[string]V) bool {
+	_, ok := m[""]
+	return ok
+}

@@ -1,0 +1,85 @@
+// Package compiler turns a directory of CUE policy into the decision graph
+// (runtime/plan). Each stage is a file: load.go reads the CUE and unifies it
+// with the schema, shape.go checks the document against it, check.go and
+// check_policy.go run the semantic checks, resolve.go builds the catalog
+// (aliases, primaries, channels), cel.go compiles the expressions, plan.go
+// plans every (profile, route, name). Every stage collects all of its errors
+// with positions before the next one is skipped.
+package compiler
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"cuelang.org/go/cue"
+
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/schema"
+)
+
+// Compile loads every .cue file in dir, unifies it with the schema's
+// #Policy, checks it, resolves the catalog, compiles CEL, plans the decision
+// graph and validates the result against the IR's JSON Schema. When the
+// policy is refused the error is Errors, one line per problem.
+func Compile(dir string) (*plan.Graph, error) {
+	l, errs := loadDir(dir)
+	if len(errs) > 0 {
+		return nil, errs.sort()
+	}
+	if errs := l.checkShape(); len(errs) > 0 {
+		return nil, errs.sort()
+	}
+	src, err := l.decode()
+	if err != nil {
+		return nil, err
+	}
+	c := &compiler{l: l, src: src, g: &plan.Graph{SourceHash: l.sourceHash()}}
+	// Checks, resolution and CEL read the same decoded document and do not
+	// depend on each other's success, so all their errors are reported
+	// together; planning needs all three to have succeeded.
+	c.check()
+	c.resolve()
+	c.compileCEL()
+	if len(c.errs) > 0 {
+		return nil, c.errs.sort()
+	}
+	if err := c.plan(); err != nil {
+		return nil, err
+	}
+	if len(c.errs) > 0 {
+		return nil, c.errs.sort()
+	}
+	bundle, err := json.Marshal(c.g)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the decision graph: %w", err)
+	}
+	if err := schema.ValidateIR(bundle); err != nil {
+		return nil, fmt.Errorf("the compiled decision graph does not match the IR schema (a compiler bug): %w", err)
+	}
+	return c.g, nil
+}
+
+// compiler carries one compilation: the loaded document, the graph being
+// built, the catalog's lookup tables and the errors found so far.
+type compiler struct {
+	l    *loaded
+	src  *source
+	g    *plan.Graph
+	errs Errors
+	cat  catalog
+	// exprs indexes Graph.CEL by kind and source; profileRules holds each
+	// profile's compiled rules until its plan.Profile is built.
+	exprs        map[string]int
+	profileRules map[string][]plan.Rule
+}
+
+// errorf records a problem with the value at p, positioned at the value.
+func (c *compiler) errorf(p cue.Path, format string, args ...any) {
+	c.errs = append(c.errs, Error{Pos: c.l.at(p), Path: pathString(p), Msg: fmt.Sprintf(format, args...)})
+}
+
+// labelErrorf records a problem with the field at p as a whole, positioned
+// at its name.
+func (c *compiler) labelErrorf(p cue.Path, format string, args ...any) {
+	c.errs = append(c.errs, Error{Pos: c.l.label(p), Path: pathString(p), Msg: fmt.Sprintf(format, args...)})
+}

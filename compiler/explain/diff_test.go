@@ -1,0 +1,80 @@
+package explain
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+func TestDiffSameGraph(t *testing.T) {
+	g := testGraph()
+	var b strings.Builder
+	n, err := Diff(&b, g, cloneGraph(t, g))
+	if err != nil || n != 0 {
+		t.Fatalf("Diff = %d, %v", n, err)
+	}
+	if want := "plans: no change\nsettings: no change\n"; b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
+	}
+}
+
+// editedGraph changes testGraph the way a policy edit would.
+func editedGraph(t *testing.T) *plan.Graph {
+	g := cloneGraph(t, testGraph())
+	// The compat channel now also keeps usage details.
+	keeps := plan.Of(plan.CapExtendedThinking, plan.CapUsageDetails)
+	g.Providers[0].Channels[1].Preserves = keeps
+	g.Providers[0].Channels[1].VerifiedAt = "2026-12-01"
+	g.CandidateLists[0][1].Preserves = keeps
+	g.CandidateLists[1][0].Preserves = keeps
+	// smart now prefers translation over the compat channel.
+	slices.Reverse(g.CandidateLists[1])
+	// narrow may use gpt-4o-mini too; nobody reaches claude-haiku-4-5 on messages.
+	g.Tables[2].Entries = append(g.Tables[2].Entries, plan.Entry{Route: plan.RouteChatCompletions, Model: "gpt-4o-mini", Plan: 2})
+	g.Tables[0].Entries = g.Tables[0].Entries[:2]
+	// Settings.
+	g.Providers[1].BaseURL = "https://api.openai.com/v1"
+	g.Providers[1].Aliases = append(g.Providers[1].Aliases, plan.Alias{Name: "smart", Target: "gpt-4o"})
+	g.Providers[1].Failover.On = append(g.Providers[1].Failover.On, "timeout")
+	g.Keys[0].Hash = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	g.Keys = append(g.Keys, plan.Key{Name: "ci", Hash: g.Keys[1].Hash, Profile: 3})
+	g.Budgets[0].Limit = 3000000
+	return g
+}
+
+func TestDiffGolden(t *testing.T) {
+	a, b := testGraph(), editedGraph(t)
+	var out strings.Builder
+	n, err := Diff(&out, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 modified (fast and smart for default and lenient), 1 added, 2 removed.
+	if n != 7 {
+		t.Errorf("changed = %d, want 7", n)
+	}
+	if strings.Contains(out.String(), "1111111111") || strings.Contains(out.String(), "34e893ad") {
+		t.Error("diff printed a key hash")
+	}
+	golden(t, "diff", out.String())
+
+	// The other way round, the same plans changed.
+	out.Reset()
+	if back, err := Diff(&out, b, a); err != nil || back != n {
+		t.Errorf("reverse Diff = %d, %v; want %d", back, err, n)
+	}
+}
+
+func TestDiffGroupsIdenticalChanges(t *testing.T) {
+	var out strings.Builder
+	if _, err := Diff(&out, testGraph(), editedGraph(t)); err != nil {
+		t.Fatal(err)
+	}
+	// default and lenient share a table, so each change is described once
+	// under both plans.
+	if c := strings.Count(out.String(), "~ candidate fake-anthropic/openai-compat: preserves"); c != 2 {
+		t.Errorf("preserves change described %d times, want 2 (one per distinct plan change):\n%s", c, out.String())
+	}
+}

@@ -1,0 +1,212 @@
+package explain
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// section is one kind of setting compared by Diff.
+type section struct {
+	title   string
+	records func(g *plan.Graph) []record
+}
+
+// sections lists every setting Diff reports besides the plans themselves.
+var sections = []section{
+	{"deployment", deploymentRecords},
+	{"providers", providerRecords},
+	{"channels", channelRecords},
+	{"pools", poolRecords},
+	{"profiles", profileRecords},
+	{"keys", keyRecords},
+	{"budgets", budgetRecords},
+	{"access rules", func(g *plan.Graph) []record { return ruleRecords(g, g.Rules) }},
+}
+
+func deploymentRecords(g *plan.Graph) []record {
+	return []record{{name: "on_fidelity_loss", fields: []field{{name: "value", value: g.OnFidelityLoss}}}}
+}
+
+func providerRecords(g *plan.Graph) []record {
+	out := make([]record, len(g.Providers))
+	for i := range g.Providers {
+		p := &g.Providers[i]
+		pool := ""
+		if p.Pool >= 0 && p.Pool < len(g.Pools) {
+			pool = g.Pools[p.Pool].Name
+		}
+		models := make([]string, len(p.Models))
+		for j, m := range p.Models {
+			models[j] = m.Name
+			if m.MaxTokens != 0 {
+				models[j] += fmt.Sprintf("(max_tokens %d)", m.MaxTokens)
+			}
+		}
+		aliases := make([]string, len(p.Aliases))
+		for j, a := range p.Aliases {
+			aliases[j] = a.Name + "=" + a.Target
+		}
+		out[i] = record{name: p.Name, fields: []field{
+			{name: "base_url", value: p.BaseURL},
+			{name: "pool", value: pool},
+			{name: "credential_env", value: p.CredentialEnv},
+			{name: "auth", value: p.Auth},
+			{name: "headers", value: pairs(p.Headers), list: true},
+			{name: "query", value: pairs(p.Query), list: true},
+			{name: "models", value: strings.Join(models, ","), list: true},
+			{name: "aliases", value: strings.Join(aliases, ","), list: true},
+			{name: "retries", value: fmt.Sprintf("max %d, backoff %s, on %s",
+				p.Retry.Max, shown(millis(p.Retry.BackoffMS)), shown(strings.Join(p.Retry.On, ",")))},
+			{name: "timeout", value: millis(p.TimeoutMS)},
+			{name: "failover", value: failover(g, p.Failover)},
+			{name: "stream_usage", value: strconv.FormatBool(p.StreamUsage)},
+		}}
+	}
+	return out
+}
+
+func channelRecords(g *plan.Graph) []record {
+	var out []record
+	for pi := range g.Providers {
+		for ci := range g.Providers[pi].Channels {
+			ch := &g.Providers[pi].Channels[ci]
+			out = append(out, record{name: channelName(g, pi, ci), fields: []field{
+				{name: "dialect", value: string(ch.Dialect)},
+				{name: "tier", value: string(ch.Tier)},
+				{name: "base_url", value: ch.BaseURL},
+				{name: "model gate", value: strings.Join(ch.ModelGate, ","), list: true},
+				{name: "routes", value: strings.Join(routeNames(ch.Routes), ","), list: true},
+				{name: "preserves", value: capsText(ch.Preserves)},
+				{name: "origin", value: ch.Origin},
+				{name: "verified_at", value: ch.VerifiedAt},
+				{name: "verified_by", value: ch.VerifiedBy},
+			}})
+		}
+	}
+	return out
+}
+
+func poolRecords(g *plan.Graph) []record {
+	out := make([]record, len(g.Pools))
+	for i, p := range g.Pools {
+		subsets := make([]string, len(p.Subsets))
+		for j, s := range p.Subsets {
+			subsets[j] = s.Name + "=" + s.DNS
+		}
+		out[i] = record{name: p.Name, fields: []field{
+			{name: "dns", value: p.DNS},
+			{name: "scheme", value: p.Scheme},
+			{name: "picker", value: p.Picker},
+			{name: "subsets", value: strings.Join(subsets, ","), list: true},
+		}}
+	}
+	return out
+}
+
+func profileRecords(g *plan.Graph) []record {
+	out := make([]record, len(g.Profiles))
+	for i := range g.Profiles {
+		p := &g.Profiles[i]
+		budgets := make([]string, 0, len(p.Budgets))
+		for _, b := range p.Budgets {
+			if b >= 0 && b < len(g.Budgets) {
+				budgets = append(budgets, g.Budgets[b].Name)
+			}
+		}
+		rules := make([]string, len(p.Rules))
+		for j, r := range p.Rules {
+			rules[j] = fmt.Sprintf("%s (%s: %s)", r.Name, r.Code, exprSource(g, r.Expr))
+		}
+		out[i] = record{name: p.Name, fields: []field{
+			{name: "allowed_models", value: strings.Join(p.AllowedModels, ","), list: true},
+			{name: "require_caps", value: strings.Join(p.RequireCaps.Names(), ","), list: true},
+			{name: "pool_subset", value: p.PoolSubset},
+			{name: "on_fidelity_loss", value: p.OnFidelityLoss},
+			{name: "access_rules", value: strings.Join(rules, "; ")},
+			{name: "budgets", value: strings.Join(budgets, ","), list: true},
+		}}
+	}
+	return out
+}
+
+// keyRecords shows names and profiles only: a key's hash is reported as
+// changed, never printed.
+func keyRecords(g *plan.Graph) []record {
+	out := make([]record, len(g.Keys))
+	for i, k := range g.Keys {
+		out[i] = record{name: k.Name, fields: []field{
+			{name: "profile", value: g.Profiles[k.Profile].Name},
+			{name: "hash", value: k.Hash, secret: true},
+		}}
+	}
+	return out
+}
+
+func budgetRecords(g *plan.Graph) []record {
+	out := make([]record, len(g.Budgets))
+	for i, b := range g.Budgets {
+		out[i] = record{name: b.Name, fields: []field{
+			{name: "limit", value: strconv.FormatUint(b.Limit, 10)},
+			{name: "window", value: b.Window},
+			{name: "per", value: b.Per},
+			{name: "cost type", value: b.CostType},
+			{name: "cost expression", value: exprSource(g, b.CostExpr)},
+			{name: "cost_per_call", value: strconv.FormatUint(b.CostPerCall, 10)},
+			{name: "cost_per_session", value: strconv.FormatUint(b.CostPerSession, 10)},
+		}}
+	}
+	return out
+}
+
+// ruleRecords renders access rules.
+func ruleRecords(g *plan.Graph, rules []plan.Rule) []record {
+	out := make([]record, len(rules))
+	for i, r := range rules {
+		out[i] = record{name: r.Name, fields: []field{
+			{name: "code", value: r.Code},
+			{name: "message", value: r.Message},
+			{name: "when", value: exprSource(g, r.Expr)},
+		}}
+	}
+	return out
+}
+
+func exprSource(g *plan.Graph, i int) string {
+	if i < 0 || i >= len(g.CEL) {
+		return ""
+	}
+	return g.CEL[i].Source
+}
+
+func pairs(hs []plan.Header) string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.Name + "=" + h.Value
+	}
+	return strings.Join(out, ",")
+}
+
+// millis renders a duration the way policies write one ("250ms", "60s").
+func millis(ms int64) string {
+	switch {
+	case ms == 0:
+		return ""
+	case ms%1000 == 0:
+		return fmt.Sprintf("%ds", ms/1000)
+	}
+	return fmt.Sprintf("%dms", ms)
+}
+
+func failover(g *plan.Graph, f plan.Failover) string {
+	if len(f.To) == 0 {
+		return ""
+	}
+	to := make([]string, len(f.To))
+	for i, p := range f.To {
+		to[i] = g.Providers[p].Name
+	}
+	return fmt.Sprintf("to %s on %s", strings.Join(to, ","), shown(strings.Join(f.On, ",")))
+}

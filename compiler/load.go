@@ -1,0 +1,233 @@
+package compiler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+
+	"github.com/pistra/pistra/schema"
+)
+
+// loaded is a policy directory after CUE has read it: the operator's own
+// value (which knows where everything was written) and the same value
+// unified with #Policy (which knows the defaults).
+type loaded struct {
+	dir    string // as the operator gave it
+	absDir string
+	files  []policyFile
+	// inst is the operator's value alone; unified is inst & #Policy.
+	inst, unified cue.Value
+	schema        cue.Value
+}
+
+// policyFile is one .cue file of the directory; Name is relative to it.
+type policyFile struct {
+	Name string
+	Src  []byte
+}
+
+// loadDir reads every .cue file in dir, builds them as one CUE instance and
+// unifies it with #Policy.
+func loadDir(dir string) (*loaded, Errors) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, Errors{{Pos: Pos{File: dir}, Msg: err.Error()}}
+	}
+	l := &loaded{dir: dir, absDir: abs}
+	if errs := l.readFiles(); len(errs) > 0 {
+		return nil, errs
+	}
+	ctx := cuecontext.New()
+	l.schema = ctx.CompileBytes(schema.PolicyCUE, cue.Filename("schema/policy.cue")).LookupPath(cue.ParsePath("#Policy"))
+	if err := l.schema.Err(); err != nil {
+		return nil, Errors{{Msg: fmt.Sprintf("the built-in schema does not compile: %v", err)}}
+	}
+	overlay := map[string]load.Source{}
+	args := make([]string, len(l.files))
+	for i, f := range l.files {
+		overlay[filepath.Join(abs, f.Name)] = load.FromBytes(f.Src)
+		args[i] = "./" + f.Name
+	}
+	bi := load.Instances(args, &load.Config{Dir: abs, Overlay: overlay})[0]
+	if bi.Err != nil {
+		return nil, l.cueErrors(bi.Err)
+	}
+	l.inst = ctx.BuildInstance(bi)
+	if err := l.inst.Validate(); err != nil {
+		return nil, l.cueErrors(err)
+	}
+	l.unified = l.schema.Unify(l.inst)
+	return l, nil
+}
+
+// readFiles reads the directory's .cue files, sorted, and refuses a
+// directory whose files declare different packages: a policy is one
+// package whatever its name, and files without a package clause join it.
+func (l *loaded) readFiles() Errors {
+	entries, err := os.ReadDir(l.absDir)
+	if err != nil {
+		return Errors{{Pos: Pos{File: l.dir}, Msg: fmt.Sprintf("reading the policy directory: %v", err)}}
+	}
+	var errs Errors
+	var firstPkg, firstFile string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".cue") {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(l.absDir, e.Name()))
+		if err != nil {
+			errs = append(errs, Error{Pos: Pos{File: filepath.Join(l.dir, e.Name())}, Msg: err.Error()})
+			continue
+		}
+		l.files = append(l.files, policyFile{Name: e.Name(), Src: src})
+		f, err := parser.ParseFile(e.Name(), src, parser.PackageClauseOnly)
+		if err != nil || f.PackageName() == "" {
+			continue // syntax errors are reported by the full load
+		}
+		switch {
+		case firstPkg == "":
+			firstPkg, firstFile = f.PackageName(), e.Name()
+		case f.PackageName() != firstPkg:
+			errs = append(errs, Error{
+				Pos: l.pos(packagePos(f)),
+				Msg: fmt.Sprintf("package %q differs from package %q of %s: the files of a policy directory are one package",
+					f.PackageName(), firstPkg, firstFile),
+			})
+		}
+	}
+	if len(l.files) == 0 && len(errs) == 0 {
+		errs = append(errs, Error{Pos: Pos{File: l.dir}, Msg: "no .cue files in the policy directory"})
+	}
+	return errs
+}
+
+// packagePos is where a file's package clause names the package.
+func packagePos(f *ast.File) token.Pos {
+	for _, d := range f.Decls {
+		if p, ok := d.(*ast.Package); ok {
+			return p.Name.Pos()
+		}
+	}
+	return f.Pos()
+}
+
+// sourceHash is a SHA-256 over every file's name and content, so a bundle
+// names the policy it came from wherever the directory lives.
+func (l *loaded) sourceHash() string {
+	h := sha256.New()
+	for _, f := range l.files { // sorted: os.ReadDir sorts by name
+		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Src))
+		h.Write(f.Src)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// pos converts a CUE position into one relative to the directory as given.
+func (l *loaded) pos(p token.Pos) Pos {
+	if !p.IsValid() {
+		return Pos{}
+	}
+	pp := p.Position()
+	return Pos{File: l.displayName(pp.Filename), Line: pp.Line, Col: pp.Column}
+}
+
+// displayName maps a file name CUE reports (absolute, or bare for the
+// package-clause parse) onto the directory as the operator gave it.
+func (l *loaded) displayName(name string) string {
+	if !filepath.IsAbs(name) {
+		return filepath.Join(l.dir, name)
+	}
+	if rel, err := filepath.Rel(l.absDir, name); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.Join(l.dir, rel)
+	}
+	return name
+}
+
+// relName is a file's path relative to the policy directory: the default
+// origin of a compat channel's claim.
+func (l *loaded) relName(p token.Pos) string {
+	name := p.Filename()
+	if rel, err := filepath.Rel(l.absDir, name); err == nil && filepath.IsAbs(name) {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.Base(name)
+}
+
+// inPolicy reports whether a CUE position is in one of the policy's files
+// (and not in the built-in schema).
+func (l *loaded) inPolicy(p token.Pos) bool {
+	if !p.IsValid() {
+		return false
+	}
+	name := p.Filename()
+	return filepath.IsAbs(name) && strings.HasPrefix(name, l.absDir+string(filepath.Separator))
+}
+
+// cueErrors turns CUE's own errors (syntax, conflicts between the
+// operator's files) into ours, one per problem, positions in policy files.
+func (l *loaded) cueErrors(err error) Errors {
+	var out Errors
+	for _, e := range cueerrors.Errors(err) {
+		out = append(out, l.cueError(e, cuePathString(e.Path())))
+	}
+	return out
+}
+
+// cueError renders one CUE error: its first position in a policy file
+// leads, the others follow; the message is CUE's, on one line.
+func (l *loaded) cueError(e cueerrors.Error, path string) Error {
+	var ps []Pos
+	for _, p := range append([]token.Pos{e.Position()}, e.InputPositions()...) {
+		if l.inPolicy(p) {
+			if q := l.pos(p); !containsPos(ps, q) {
+				ps = append(ps, q)
+			}
+		}
+	}
+	format, args := e.Msg()
+	out := Error{Path: path, Msg: strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")}
+	if len(ps) > 0 {
+		out.Pos, out.Also = ps[0], ps[1:]
+	}
+	return out
+}
+
+func containsPos(ps []Pos, p Pos) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// cuePathString renders CUE's error path the way we print paths, dropping
+// the #Policy prefix the unification adds.
+func cuePathString(elems []string) string {
+	if len(elems) > 0 && elems[0] == "#Policy" {
+		elems = elems[1:]
+	}
+	sels := make([]cue.Selector, 0, len(elems))
+	for _, e := range elems {
+		if i, err := strconv.Atoi(e); err == nil {
+			sels = append(sels, cue.Index(i))
+		} else if s, err := strconv.Unquote(e); err == nil {
+			sels = append(sels, cue.Str(s))
+		} else {
+			sels = append(sels, cue.Str(e))
+		}
+	}
+	return pathString(cue.MakePath(sels...))
+}

@@ -1,0 +1,270 @@
+package compiler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"cuelang.org/go/cue"
+
+	"github.com/pistra/pistra/runtime/expr"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// Skip reasons the compiler gives; access rules add their own codes.
+const (
+	reasonModelDenied   = "model_denied"
+	reasonFidelityLoss  = "fidelity_loss"
+	reasonPoolSubset    = "pool_subset_missing"
+	reasonNotServed     = "not_served"
+	reasonRouteUnserved = "route_unserved"
+)
+
+// envelope is what a profile lets through, in the order it is applied.
+type envelope struct {
+	name    string
+	allowed []string // nil: any model
+	require plan.CapSet
+	subset  string
+	// rules are the static access rules, deployment-wide first.
+	rules []staticRule
+}
+
+type staticRule struct {
+	plan.Rule
+	at cue.Path // the rule's condition, for evaluation errors
+}
+
+// planner holds what planning shares across profiles.
+type planner struct {
+	*compiler
+	progs  *expr.Programs
+	in     *interner
+	failed map[string]bool // rules whose evaluation already failed
+	// chains[p] is provider p followed by its failover list: the providers
+	// tried for a name whose primary is p.
+	chains [][]int
+	// cands and skips are reused across candidates calls.
+	cands []plan.Candidate
+	skips []plan.Skip
+}
+
+// plan builds every profile's table of (route, name) -> plan, the keys that
+// point at profiles, and the deduplicated lists the tables reference.
+func (c *compiler) plan() error {
+	progs, err := expr.Load(c.g.CEL)
+	if err != nil {
+		return fmt.Errorf("loading the compiled expressions: %w", err)
+	}
+	p := &planner{compiler: c, progs: progs, in: newInterner(c.g), failed: map[string]bool{}}
+	for i := range c.g.Providers {
+		p.chains = append(p.chains, append([]int{i}, c.g.Providers[i].Failover.To...))
+	}
+	c.g.OnFidelityLoss = c.src.OnFidelityLoss
+	profiles := map[string]int{}
+	for i, name := range sortedKeys(c.src.Profiles) {
+		profiles[name] = i
+		c.g.Profiles = append(c.g.Profiles, p.profile(name))
+	}
+	keys := slices.Clone(c.src.Keys)
+	slices.SortStableFunc(keys, func(a, b srcKey) int { return strings.Compare(a.Name, b.Name) })
+	c.g.Keys = []plan.Key{}
+	for _, k := range keys {
+		c.g.Keys = append(c.g.Keys, plan.Key{Name: k.Name, Hash: k.Hash, Profile: profiles[k.Profile]})
+	}
+	return nil
+}
+
+// profile builds one profile and plans its table.
+func (p *planner) profile(name string) plan.Profile {
+	src := p.src.Profiles[name]
+	out := plan.Profile{
+		Name: name, AllowedModels: src.AllowedModels, PoolSubset: deref(src.PoolSubset),
+		OnFidelityLoss: p.src.OnFidelityLoss, Rules: p.profileRules[name],
+	}
+	if src.OnFidelityLoss != nil {
+		out.OnFidelityLoss = *src.OnFidelityLoss
+	}
+	out.RequireCaps = capSet(src.RequireCaps)
+	for _, b := range src.Budgets {
+		out.Budgets = append(out.Budgets, slices.IndexFunc(p.g.Budgets, func(x plan.Budget) bool { return x.Name == b }))
+	}
+	env := envelope{name: name, allowed: src.AllowedModels, require: out.RequireCaps, subset: out.PoolSubset}
+	env.rules = append(staticRules(path("access_rules"), p.g.Rules), staticRules(path("profiles", name, "access_rules"), out.Rules)...)
+	out.Table = p.table(env)
+	return out
+}
+
+// staticRules keeps the rules decidable at build time. Rules compiled
+// without error line up with their declarations, which is all planning
+// ever sees.
+func staticRules(at cue.Path, rules []plan.Rule) []staticRule {
+	var out []staticRule
+	for i, r := range rules {
+		if r.Static {
+			out = append(out, staticRule{Rule: r, at: cue.MakePath(append(index(at, i).Selectors(), cue.Str("when"))...)})
+		}
+	}
+	return out
+}
+
+// table plans every (route, name) for one envelope and returns the index of
+// the (shared) table. Iteration is routes in plan.Routes order, then names
+// sorted, so shared lists get the same indexes on every build. It also
+// refuses an envelope whose require_caps leaves a name it allows with no
+// candidate on any route.
+func (p *planner) table(env envelope) int {
+	var entries []plan.Entry
+	served := make(map[string]bool, len(p.cat.names))
+	lost := map[string]plan.CapSet{}
+	for ri, route := range plan.Routes {
+		for _, name := range p.cat.names {
+			cands, skips := p.candidates(env, ri, name)
+			served[name] = served[name] || len(cands) > 0
+			for _, s := range skips {
+				lost[name] |= s.Missing
+			}
+			if len(cands) == 0 && !envelopeSkips(skips) {
+				continue
+			}
+			pl := plan.Plan{
+				Candidates: p.in.candidates(cands), Skips: p.in.skips(skips),
+				NativeOnly: nativeOnly(cands, route), Listed: len(cands) > 0,
+			}
+			entries = append(entries, plan.Entry{Route: route, Model: name, Plan: p.in.plan(pl)})
+		}
+	}
+	for _, name := range p.cat.names {
+		if !served[name] && lost[name] != 0 {
+			p.labelErrorf(path("profiles", env.name, "require_caps"),
+				"leaves %q with no candidate on any route: every channel that could serve it drops %s",
+				name, strings.Join(lost[name].Names(), ", "))
+		}
+	}
+	plan.SortEntries(entries)
+	return p.in.table(entries)
+}
+
+// envelopeSkips reports whether skips say something the profile decided
+// (a plan worth keeping though empty) rather than only that the name is
+// not for this profile or not on this route.
+func envelopeSkips(skips []plan.Skip) bool {
+	for _, s := range skips {
+		switch s.Reason {
+		case reasonModelDenied, reasonNotServed, reasonRouteUnserved:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func nativeOnly(cands []plan.Candidate, route plan.Route) bool {
+	for _, c := range cands {
+		if c.Tier != plan.TierNative || c.Translate != plan.TranslateNone || c.Translate.Upstream(route).Dialect() != route.Dialect() {
+			return false
+		}
+	}
+	return true
+}
+
+// candidates walks the primary and then its failover list, in order, and
+// sorts every way each provider could serve (route, name) into candidates
+// and static skips. The returned slices are the planner's buffers, valid
+// until the next call; the interner copies what it keeps.
+func (p *planner) candidates(env envelope, ri int, name string) ([]plan.Candidate, []plan.Skip) {
+	route := plan.Routes[ri]
+	p0 := p.cat.primary[name]
+	cands, skips := p.cands[:0], p.skips[:0]
+	for _, prov := range p.chains[p0] {
+		m, ok := p.cat.resolution[prov][name]
+		if !ok {
+			skips = append(skips, plan.Skip{Provider: prov, Channel: -1, Reason: reasonNotServed})
+			continue
+		}
+		opts := p.cat.routes[prov][ri]
+		switch {
+		case !slices.ContainsFunc(opts, func(o option) bool { return o.admits(m) }):
+			skips = append(skips, plan.Skip{Provider: prov, Channel: -1, Model: m, Reason: reasonRouteUnserved})
+			continue
+		case env.allowed != nil && !matchAny(env.allowed, name) && !matchAny(env.allowed, m):
+			skips = append(skips, plan.Skip{Provider: prov, Channel: -1, Model: m, Reason: reasonModelDenied})
+			continue
+		}
+		for _, o := range opts {
+			if !o.admits(m) {
+				continue
+			}
+			c := plan.Candidate{Provider: prov, Channel: o.channel, Tier: o.tier, Model: m, Translate: o.translate,
+				Preserves: o.preserves, Origin: o.origin, Primary: prov == p0}
+			if s, skipped := p.admit(env, route, name, &c); skipped {
+				skips = append(skips, s)
+				continue
+			}
+			cands = append(cands, c)
+		}
+	}
+	p.cands, p.skips = cands, skips
+	return cands, skips
+}
+
+// admit applies the profile's envelope to one candidate: require_caps,
+// pool_subset, then the static rules.
+func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Candidate) (plan.Skip, bool) {
+	skip := plan.Skip{Provider: c.Provider, Channel: c.Channel, Model: c.Model}
+	if missing := env.require &^ c.Preserves; missing != 0 {
+		skip.Reason, skip.Missing = reasonFidelityLoss, missing
+		return skip, true
+	}
+	prov := &p.g.Providers[c.Provider]
+	if env.subset != "" && prov.Pool >= 0 {
+		if !slices.ContainsFunc(p.g.Pools[prov.Pool].Subsets, func(s plan.Subset) bool { return s.Name == env.subset }) {
+			skip.Reason = reasonPoolSubset
+			return skip, true
+		}
+		c.PoolSubset = env.subset
+	}
+	attrs := expr.Attrs{Route: string(route), Model: name, UpstreamModel: c.Model, Profile: env.name,
+		Provider: prov.Name, Channel: prov.Channels[c.Channel].Name}
+	for _, r := range env.rules {
+		deny, err := p.progs.Rule(r.Expr, attrs)
+		if err != nil {
+			p.ruleFailed(r, attrs, err)
+			continue
+		}
+		if deny {
+			skip.Reason = r.Code
+			return skip, true
+		}
+	}
+	return skip, false
+}
+
+// ruleFailed reports a static rule that cannot be evaluated, once per rule.
+func (p *planner) ruleFailed(r staticRule, a expr.Attrs, err error) {
+	key := pathString(r.at)
+	if p.failed[key] {
+		return
+	}
+	p.failed[key] = true
+	p.errorf(r.at, "cannot be evaluated for route %s, model %q, provider %q: %v", a.Route, a.Model, a.Provider, err)
+}
+
+// admits reports whether the option's channel gate lets upstream model m
+// through; no gate admits every model.
+func (o *option) admits(m string) bool { return len(o.gate) == 0 || matchAny(o.gate, m) }
+
+// matchAny reports whether name matches one of the patterns: an exact name
+// or a prefix ending in *.
+func matchAny(patterns []string, name string) bool {
+	for _, pat := range patterns {
+		if prefix, ok := strings.CutSuffix(pat, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if pat == name {
+			return true
+		}
+	}
+	return false
+}

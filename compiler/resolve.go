@@ -1,0 +1,355 @@
+package compiler
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"cuelang.org/go/cue"
+
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// catalog is what planning looks up: names to indexes, each provider's
+// resolution of every public name, and which provider serves a name first.
+type catalog struct {
+	providers map[string]int
+	pools     map[string]int
+	// resolution[p][name] is the upstream model provider p sends for a
+	// public name (the name itself for a model, the end of the alias chain
+	// for an alias); absent when p does not serve the name.
+	resolution []map[string]string
+	names      []string
+	primary    map[string]int
+	// routes[p][r] are provider p's ways to serve route plan.Routes[r], in
+	// attempt order, before any model gate is applied.
+	routes [][][]option
+}
+
+// option is one channel of a provider able to carry a route, natively or
+// through a translator.
+type option struct {
+	channel   int
+	tier      plan.Tier
+	translate plan.Translation
+	preserves plan.CapSet
+	origin    string
+	gate      []string
+}
+
+// resolve builds the graph's catalog half (providers, pools) and the lookup
+// tables, reporting aliases that go nowhere, failover lists that name the
+// wrong providers and names with no single primary.
+func (c *compiler) resolve() {
+	c.cat = catalog{providers: map[string]int{}, pools: map[string]int{}, primary: map[string]int{}}
+	for i, name := range sortedKeys(c.src.Pools) {
+		c.cat.pools[name] = i
+		c.g.Pools = append(c.g.Pools, buildPool(name, c.src.Pools[name]))
+	}
+	names := sortedKeys(c.src.Providers)
+	for i, name := range names {
+		c.cat.providers[name] = i
+	}
+	for _, name := range names {
+		p := c.src.Providers[name]
+		res := c.resolveAliases(name, p)
+		c.cat.resolution = append(c.cat.resolution, res)
+		c.g.Providers = append(c.g.Providers, c.buildProvider(name, p, res))
+	}
+	for i, name := range names {
+		c.g.Providers[i].Failover.To = c.failoverTargets(name, c.src.Providers[name])
+		c.cat.routes = append(c.cat.routes, routeOptions(&c.g.Providers[i]))
+	}
+	c.resolvePrimaries()
+}
+
+// resolveAliases follows each alias of a provider to the model it ends at.
+// A broken alias is reported once, where the chain breaks; a cycle once, at
+// its alphabetically first member.
+func (c *compiler) resolveAliases(name string, p srcProvider) map[string]string {
+	res := make(map[string]string, len(p.Models)+len(p.Aliases))
+	for m := range p.Models {
+		res[m] = m
+	}
+	for _, a := range sortedKeys(p.Aliases) {
+		if _, shadows := p.Models[a]; shadows {
+			continue // reported by check
+		}
+		chain := []string{a}
+		for cur := p.Aliases[a]; ; cur = p.Aliases[cur] {
+			if _, ok := p.Models[cur]; ok {
+				res[a] = cur
+				break
+			}
+			if _, isAlias := p.Aliases[cur]; !isAlias {
+				if len(chain) == 1 {
+					c.errorf(path("providers", name, "aliases", a), "alias %q points at model %q that provider %q does not serve (serves: %s)",
+						a, cur, name, listOf(sortedKeys(p.Models)))
+				}
+				break
+			}
+			if i := slices.Index(chain, cur); i >= 0 {
+				if i == 0 && slices.Min(chain) == a {
+					c.labelErrorf(path("providers", name, "aliases", a), "alias cycle: %s -> %s", strings.Join(chain, " -> "), a)
+				}
+				break
+			}
+			chain = append(chain, cur)
+		}
+	}
+	return res
+}
+
+// failoverTargets resolves failover.to to provider indexes.
+func (c *compiler) failoverTargets(name string, p srcProvider) []int {
+	if p.Failover == nil {
+		return nil
+	}
+	var to []int
+	for i, t := range p.Failover.To {
+		at := path("providers", name, "failover", "to", i)
+		j, ok := c.cat.providers[t]
+		switch {
+		case !ok:
+			c.errorf(at, "unknown provider %q (known: %s)", t, listOf(sortedKeys(c.src.Providers)))
+		case t == name:
+			c.errorf(at, "provider %q cannot fail over to itself; its own retries cover that", name)
+		case slices.Contains(to, j):
+			c.errorf(at, "provider %q is listed twice", t)
+		default:
+			to = append(to, j)
+		}
+	}
+	if i := slices.Index(p.Failover.On, "timeout"); i >= 0 {
+		var unbounded []string
+		for _, t := range append([]string{name}, p.Failover.To...) {
+			if q, ok := c.src.Providers[t]; ok && q.Timeout == nil && !slices.Contains(unbounded, strconv.Quote(t)) {
+				unbounded = append(unbounded, strconv.Quote(t))
+			}
+		}
+		if len(unbounded) > 0 {
+			c.errorf(path("providers", name, "failover", "on", i),
+				"failing over on timeout needs every candidate to carry its own timeout; without one: %s", strings.Join(unbounded, ", "))
+		}
+	}
+	return to
+}
+
+// resolvePrimaries collects the public names and decides, for each, which
+// provider is tried first.
+func (c *compiler) resolvePrimaries() {
+	servers := map[string][]int{}
+	for p, res := range c.cat.resolution {
+		for n := range res {
+			servers[n] = append(servers[n], p)
+		}
+	}
+	c.cat.names = sortedKeys(servers)
+	c.g.Names = c.cat.names
+	for _, n := range sortedKeys(c.src.Primary) {
+		at, prov := path("primary", n), c.src.Primary[n]
+		p, known := c.cat.providers[prov]
+		switch {
+		case len(servers[n]) == 0:
+			c.labelErrorf(at, "no provider serves %q (known names: %s)", n, listOf(c.cat.names))
+		case !known:
+			c.errorf(at, "unknown provider %q (known: %s)", prov, listOf(sortedKeys(c.src.Providers)))
+		case !slices.Contains(servers[n], p):
+			c.errorf(at, "provider %q does not serve %q (served by: %s)", prov, n, listOf(c.providerNames(servers[n])))
+		default:
+			c.cat.primary[n] = p
+		}
+	}
+	for _, n := range c.cat.names {
+		if _, ok := c.cat.primary[n]; ok || c.src.Primary[n] != "" {
+			continue
+		}
+		if len(servers[n]) == 1 {
+			c.cat.primary[n] = servers[n][0]
+			continue
+		}
+		e := Error{Msg: fmt.Sprintf("%q is served by several providers (%s); name the one tried first in primary: {%q: \"<provider>\"}",
+			n, strings.Join(c.providerNames(servers[n]), ", "), n)}
+		for i, p := range servers[n] {
+			at := c.declaration(p, n)
+			if i == 0 {
+				e.Pos, e.Path = c.l.label(at), pathString(at)
+			} else {
+				e.Also = append(e.Also, c.l.label(at))
+			}
+		}
+		c.errs = append(c.errs, e)
+	}
+}
+
+func (c *compiler) providerNames(idx []int) []string {
+	out := make([]string, len(idx))
+	for i, p := range idx {
+		out[i] = c.g.Providers[p].Name
+	}
+	return out
+}
+
+// buildProvider renders a provider for the graph; Failover.To is filled
+// once every provider has an index.
+func (c *compiler) buildProvider(name string, p srcProvider, res map[string]string) plan.Provider {
+	out := plan.Provider{
+		Name: name, Pool: -1, StreamUsage: p.StreamUsage,
+		BaseURL: deref(p.BaseURL), CredentialEnv: deref(p.CredentialEnv), Auth: deref(p.Auth),
+	}
+	if p.Pool != nil {
+		if i, ok := c.cat.pools[*p.Pool]; ok {
+			out.Pool = i
+		}
+	}
+	for _, h := range sortedKeys(p.Headers) {
+		out.Headers = append(out.Headers, plan.Header{Name: h, Value: p.Headers[h]})
+	}
+	for _, q := range sortedKeys(p.Query) {
+		out.Query = append(out.Query, plan.Header{Name: q, Value: p.Query[q]})
+	}
+	for _, m := range sortedKeys(p.Models) {
+		out.Models = append(out.Models, plan.Model{Name: m, MaxTokens: p.Models[m].MaxTokens})
+	}
+	for _, a := range sortedKeys(p.Aliases) {
+		if target, ok := res[a]; ok && target != a {
+			out.Aliases = append(out.Aliases, plan.Alias{Name: a, Target: target})
+		}
+	}
+	for _, ch := range sortedKeys(p.Channels) {
+		out.Channels = append(out.Channels, c.buildChannel(name, ch, p.Channels[ch]))
+	}
+	if out.Auth == "" {
+		out.Auth = "bearer"
+		for _, ch := range out.Channels {
+			if ch.Dialect == plan.DialectAnthropic && ch.Tier == plan.TierNative {
+				out.Auth = "x-api-key"
+			}
+		}
+	}
+	out.TimeoutMS = millis(p.Timeout)
+	if r := p.Retries; r != nil {
+		out.Retry = plan.Retry{Max: r.Max, BackoffMS: millis(r.Backoff), On: r.On}
+	}
+	if p.Failover != nil {
+		out.Failover.On = p.Failover.On
+	}
+	return out
+}
+
+func (c *compiler) buildChannel(provider, name string, ch srcChannel) plan.Channel {
+	out := plan.Channel{
+		Name: name, Dialect: plan.Dialect(ch.Dialect), Tier: plan.Tier(ch.Tier),
+		BaseURL: deref(ch.BaseURL), ModelGate: ch.Models,
+		VerifiedAt: deref(ch.VerifiedAt), VerifiedBy: deref(ch.VerifiedBy),
+	}
+	// Routes in canonical order whatever order they were written in.
+	for _, r := range plan.Routes {
+		if r.Dialect() == out.Dialect && (ch.Routes == nil || slices.Contains(ch.Routes, string(r))) {
+			out.Routes = append(out.Routes, r)
+		}
+	}
+	switch out.Tier {
+	case plan.TierNative:
+		out.Preserves, out.Origin = plan.AllCaps, "native"
+	default:
+		out.Preserves = capSet(ch.Preserves)
+		out.Origin = deref(ch.Origin)
+		if out.Origin == "" {
+			// The claim's origin is the overlay file that made it.
+			out.Origin = c.l.relName(c.l.inst.LookupPath(path("providers", provider, "channels", name)).Pos())
+		}
+	}
+	return out
+}
+
+func buildPool(name string, p srcPool) plan.Pool {
+	out := plan.Pool{Name: name, DNS: p.DNS, Picker: deref(p.Picker), Scheme: p.Scheme}
+	for _, s := range sortedKeys(p.Subsets) {
+		out.Subsets = append(out.Subsets, plan.Subset{Name: s, DNS: p.Subsets[s].DNS})
+	}
+	return out
+}
+
+// routeOptions lists, for every route, the provider's channels able to
+// carry it: native channels of the route's dialect, then compat ones, and
+// only when the provider speaks nothing of that dialect, a translator over
+// a native channel of the other.
+func routeOptions(p *plan.Provider) [][]option {
+	out := make([][]option, len(plan.Routes))
+	for ri, r := range plan.Routes {
+		speaks := false
+		for _, tier := range []plan.Tier{plan.TierNative, plan.TierProviderCompat} {
+			for i, ch := range p.Channels {
+				speaks = speaks || ch.Dialect == r.Dialect()
+				if ch.Dialect == r.Dialect() && ch.Tier == tier && slices.Contains(ch.Routes, r) {
+					out[ri] = append(out[ri], option{channel: i, tier: tier, preserves: ch.Preserves, origin: ch.Origin, gate: ch.ModelGate})
+				}
+			}
+		}
+		if speaks {
+			continue
+		}
+		pair, upstream := translationFor(r)
+		for i, ch := range p.Channels {
+			if pair != plan.TranslateNone && ch.Tier == plan.TierNative && slices.Contains(ch.Routes, upstream) {
+				out[ri] = append(out[ri], option{channel: i, tier: plan.TierTranslation, translate: pair,
+					preserves: plan.AllCaps &^ plan.TranslationLosses[pair], origin: "translation:" + string(pair), gate: ch.ModelGate})
+			}
+		}
+	}
+	return out
+}
+
+// translationFor is the wired translator for an inbound route, and the
+// upstream route it rides; only chat completions and messages translate.
+func translationFor(r plan.Route) (plan.Translation, plan.Route) {
+	switch r {
+	case plan.RouteChatCompletions:
+		return plan.TranslateOpenAIAnthropic, plan.RouteMessages
+	case plan.RouteMessages:
+		return plan.TranslateAnthropicOpenAI, plan.RouteChatCompletions
+	}
+	return plan.TranslateNone, ""
+}
+
+// declaration is the path where provider p declares the public name n.
+func (c *compiler) declaration(p int, n string) cue.Path {
+	name := c.g.Providers[p].Name
+	if _, ok := c.src.Providers[name].Models[n]; ok {
+		return path("providers", name, "models", n)
+	}
+	return path("providers", name, "aliases", n)
+}
+
+// capSet converts capability names checked by check.go.
+func capSet(names []string) plan.CapSet {
+	var set plan.CapSet
+	for _, n := range names {
+		if cp, ok := plan.ParseCap(n); ok {
+			set |= plan.Of(cp)
+		}
+	}
+	return set
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// millis converts a duration checked by check.go; an invalid one is 0.
+func millis(s *string) int64 {
+	if s == nil {
+		return 0
+	}
+	d, err := time.ParseDuration(*s)
+	if err != nil {
+		return 0
+	}
+	return d.Milliseconds()
+}

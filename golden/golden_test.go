@@ -1,0 +1,144 @@
+// Package golden holds end-to-end cases for pistrac: one folder per case,
+// policy/*.cue as input and the expected outcome beside it:
+//
+//	errors.txt        the policy is refused with exactly these lines
+//	decisions.json    (profile or key, route, model, caps) -> the candidate
+//	                  that serves, or the refusal (authored, never rewritten)
+//	explain.args      queries for `pistrac explain`, one per line, whose
+//	explain.txt       output is pinned here
+//	routing.go.want   the generated routing.go, for a few cases
+//
+// `go test ./golden/... -update` rewrites errors.txt, explain.txt and
+// routing.go.want from the current compiler.
+package golden
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pistra/pistra/compiler"
+	"github.com/pistra/pistra/compiler/codegen"
+)
+
+var update = flag.Bool("update", false, "rewrite errors.txt, explain.txt and routing.go.want from the current compiler")
+
+// minCases guards against the harness silently finding nothing.
+const minCases = 30
+
+func TestGolden(t *testing.T) {
+	cases := caseDirs(t)
+	if len(cases) < minCases {
+		t.Fatalf("found %d golden cases, want at least %d", len(cases), minCases)
+	}
+	for _, name := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runCase(t, name)
+		})
+	}
+}
+
+// caseDirs lists the folders holding a policy/ directory.
+func caseDirs(t *testing.T) []string {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if st, err := os.Stat(filepath.Join(e.Name(), "policy")); e.IsDir() && err == nil && st.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func runCase(t *testing.T, name string) {
+	g, err := compiler.Compile(filepath.Join(name, "policy"))
+	errFile := filepath.Join(name, "errors.txt")
+	var cerrs compiler.Errors
+	switch {
+	case errors.As(err, &cerrs):
+		if !exists(errFile) && !*update {
+			t.Fatalf("policy refused, and the case has no errors.txt:\n%v", err)
+		}
+		compareOrUpdate(t, errFile, []byte(err.Error()+"\n"))
+		return
+	case err != nil:
+		t.Fatalf("compile failed outside the policy's errors: %v", err)
+	case exists(errFile):
+		t.Fatalf("policy compiled, but %s expects it to be refused", errFile)
+	}
+	ran := false
+	if f := filepath.Join(name, "decisions.json"); exists(f) {
+		runDecisions(t, g, f)
+		ran = true
+	}
+	if f := filepath.Join(name, "explain.args"); exists(f) {
+		compareOrUpdate(t, filepath.Join(name, "explain.txt"), runExplain(t, g, f))
+		ran = true
+	}
+	if f := filepath.Join(name, "routing.go.want"); exists(f) {
+		files, err := codegen.Generate(g)
+		if err != nil {
+			t.Fatalf("codegen: %v", err)
+		}
+		if _, err := parser.ParseFile(token.NewFileSet(), "routing.go", files["routing.go"], 0); err != nil {
+			t.Fatalf("generated routing.go is not Go: %v", err)
+		}
+		compareOrUpdate(t, f, files["routing.go"])
+		ran = true
+	}
+	if !ran {
+		t.Fatalf("case %s compiled but pins nothing: add decisions.json, explain.args or routing.go.want", name)
+	}
+}
+
+// compareOrUpdate checks got against the want file, or rewrites it.
+func compareOrUpdate(t *testing.T, file string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run with -update to accept):\n%s", file, lineDiff(string(want), string(got)))
+	}
+}
+
+// lineDiff shows the lines that differ, enough to read a failure.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			b.WriteString("- " + wl + "\n+ " + gl + "\n")
+		}
+	}
+	return b.String()
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
