@@ -1,0 +1,117 @@
+// Command fakeprovider serves fake OpenAI and Anthropic APIs for local runs
+// and benchmarks:
+//
+//	fakeprovider -openai 127.0.0.1:9901 -anthropic 127.0.0.1:9902
+//
+// Base URLs are then http://127.0.0.1:9901/v1 and http://127.0.0.1:9902/v1.
+// Faults set by flags apply to both servers; each server also takes them at
+// runtime on POST /_fake/faults.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/pistra/pistra/internal/fakeprovider"
+)
+
+func main() {
+	err := run(os.Args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "fakeprovider:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	openAIAddr, anthropicAddr string
+	openAIKey, anthropicKey   string
+	record                    int
+	faults                    fakeprovider.Faults
+}
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("fakeprovider", flag.ContinueOnError)
+	fs.StringVar(&c.openAIAddr, "openai", "", "address for the OpenAI-dialect server (empty: none)")
+	fs.StringVar(&c.anthropicAddr, "anthropic", "", "address for the Anthropic-dialect server (empty: none)")
+	fs.StringVar(&c.openAIKey, "openai-key", os.Getenv("PISTRA_FAKE_OPENAI_KEY"),
+		"key OpenAI clients must send (default $PISTRA_FAKE_OPENAI_KEY; empty: any non-empty key)")
+	fs.StringVar(&c.anthropicKey, "anthropic-key", os.Getenv("PISTRA_FAKE_ANTHROPIC_KEY"),
+		"key Anthropic clients must send (default $PISTRA_FAKE_ANTHROPIC_KEY; empty: any non-empty key)")
+	fs.IntVar(&c.record, "record", fakeprovider.DefaultRecordLimit, "calls kept for GET /_fake/requests (0: none)")
+	fs.IntVar(&c.faults.FailStatus, "fail-status", 0, "answer this status to the first -fail-count calls")
+	fs.IntVar(&c.faults.FailCount, "fail-count", 0, "calls that get -fail-status (0: all)")
+	fs.DurationVar(&c.faults.RetryAfter, "retry-after", 0, "retry-after sent with injected failures (429 default: 1s)")
+	fs.DurationVar(&c.faults.FirstByteDelay, "first-byte-delay", 0, "delay before every response's first byte")
+	fs.DurationVar(&c.faults.ChunkDelay, "chunk-delay", 0, "delay between stream events")
+	fs.IntVar(&c.faults.CutAfter, "cut-after", 0, "drop stream connections after this many events (0: never)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.openAIAddr == "" && c.anthropicAddr == "" {
+		return c, errors.New("nothing to serve: give -openai and/or -anthropic an address")
+	}
+	if c.record == 0 {
+		c.record = -1
+	}
+	return c, c.faults.Validate()
+}
+
+func run(args []string) error {
+	cfg, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var listeners []*fakeprovider.Listener
+	defer func() { shutdown(listeners) }()
+	for _, srv := range []struct {
+		dialect   fakeprovider.Dialect
+		addr, key string
+	}{
+		{fakeprovider.DialectOpenAI, cfg.openAIAddr, cfg.openAIKey},
+		{fakeprovider.DialectAnthropic, cfg.anthropicAddr, cfg.anthropicKey},
+	} {
+		if srv.addr == "" {
+			continue
+		}
+		s, err := fakeprovider.New(fakeprovider.Options{
+			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults,
+		})
+		if err != nil {
+			return err
+		}
+		l, err := s.Listen(srv.addr)
+		if err != nil {
+			return err
+		}
+		listeners = append(listeners, l)
+		slog.Info("fake provider serving", "dialect", srv.dialect, "base_url", l.BaseURL, "key_required", srv.key != "")
+	}
+	<-ctx.Done()
+	slog.Info("fake provider shutting down")
+	return nil
+}
+
+func shutdown(listeners []*fakeprovider.Listener) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, l := range listeners {
+		if err := l.Shutdown(ctx); err != nil {
+			slog.Error("fake provider shutdown", "addr", l.Addr, "err", err)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package fakeprovider
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// The control endpoint lets `make run` and the load benchmark, which cannot
+// reach the Go API, set faults and read what the server received:
+//
+//	GET  /_fake/faults    the faults in force and the call count
+//	POST /_fake/faults    replace the faults (a Faults JSON object)
+//	GET  /_fake/requests  the recorded calls, oldest first
+//	POST /_fake/reset     forget recorded calls, zero the call count
+const controlPrefix = "/_fake/"
+
+type controlState struct {
+	Faults Faults `json:"faults"`
+	Calls  int64  `json:"calls"`
+}
+
+type recordedJSON struct {
+	Method   string      `json:"method"`
+	Path     string      `json:"path"`
+	Query    string      `json:"query,omitempty"`
+	Header   http.Header `json:"header"`
+	Body     string      `json:"body,omitempty"`
+	BodySize int         `json:"body_size"`
+	Model    string      `json:"model,omitempty"`
+}
+
+func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
+	switch r.Method + " " + r.URL.Path[len(controlPrefix):] {
+	case "GET faults":
+		writeControlJSON(w, http.StatusOK, controlState{Faults: s.Faults(), Calls: s.Calls()})
+	case "POST faults":
+		var f Faults
+		err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&f)
+		if err == nil {
+			err = s.SetFaults(f)
+		}
+		if err != nil {
+			writeControlJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		writeControlJSON(w, http.StatusOK, controlState{Faults: s.Faults(), Calls: s.Calls()})
+	case "GET requests":
+		recs := s.Requests()
+		out := make([]recordedJSON, len(recs))
+		for i, rec := range recs {
+			out[i] = recordedJSON{Method: rec.Method, Path: rec.Path, Query: rec.RawQuery,
+				Header: maskCredentials(rec.Header), Body: string(rec.Body), BodySize: rec.BodySize, Model: rec.Model}
+		}
+		writeControlJSON(w, http.StatusOK, out)
+	case "POST reset":
+		s.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		writeControlJSON(w, http.StatusNotFound, map[string]string{"error": "unknown control endpoint " + r.Method + " " + r.URL.Path})
+	}
+}
+
+func writeControlJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// maskCredentials hides all but the last four characters of credential
+// headers (all of short ones), as provider dashboards do: enough to tell keys apart over HTTP
+// without handing them out. The Go API keeps them whole for tests.
+func maskCredentials(h http.Header) http.Header {
+	out := h.Clone()
+	for _, name := range []string{"Authorization", "X-Api-Key"} {
+		for i, v := range out[name] {
+			out[name][i] = "…"
+			if len(v) > 12 {
+				out[name][i] += v[len(v)-4:]
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,236 @@
+package fakeprovider
+
+import (
+	"time"
+)
+
+const systemFingerprint = "fp_fakeprovider"
+
+// openAIHead is what chat and legacy completion objects and chunks share.
+type openAIHead struct {
+	id, model string
+	created   int64
+	usage     openAIUsage
+	// includeUsage is stream_options.include_usage.
+	includeUsage bool
+}
+
+func (s *Server) newOpenAIHead(idPrefix string, req *wireRequest) openAIHead {
+	return openAIHead{
+		id:           s.newID(idPrefix),
+		model:        req.Model,
+		created:      time.Now().Unix(),
+		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
+	}
+}
+
+// chatTurn is a whole Chat Completions answer, decided before the first byte.
+type chatTurn struct {
+	openAIHead
+	n   int
+	rep reply
+	// call, when set, replaces the text in every choice.
+	call    *toolCall
+	callIDs []string
+	finish  string
+}
+
+// POST /v1/chat/completions
+func (x *exchange) chatCompletions() {
+	req, ok := x.request()
+	if !ok {
+		return
+	}
+	t, err := x.s.newChatTurn(req)
+	if err != nil {
+		x.fail(err)
+		return
+	}
+	if req.Stream {
+		x.streamChat(t)
+		return
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	*buf = t.appendCompletion((*buf)[:0])
+	x.writeBody(200, *buf)
+}
+
+func (s *Server) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
+	switch {
+	case req.Model == "":
+		return nil, badRequest("you must provide a model parameter", "")
+	case len(req.Messages) == 0:
+		return nil, badRequest("Missing required parameter: 'messages'.", "messages")
+	case req.StreamOptions != nil && !req.Stream:
+		return nil, badRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
+	}
+	t := &chatTurn{openAIHead: s.newOpenAIHead("chatcmpl-", req)}
+	n, err := req.choiceCount()
+	if err != nil {
+		return nil, badRequest(err.Error(), "n")
+	}
+	t.n = n
+	stops, err := req.stops()
+	if err != nil {
+		return nil, badRequest(err.Error(), "stop")
+	}
+	conv, err := req.messagesConversation()
+	if err != nil {
+		return nil, badRequest(err.Error(), "messages")
+	}
+	call, choice, err := req.toolCall()
+	if err != nil {
+		return nil, badRequest(err.Error(), "tool_choice")
+	}
+	t.call = call
+	limit := firstSet(req.MaxCompletionTokens, req.MaxTokens)
+	reasoning := reasoningTokens(req.ReasoningEffort)
+	if limit >= 0 {
+		reasoning = min(reasoning, limit)
+		limit -= reasoning
+	}
+	t.rep = newReply(ReplyText(conv.lastUser), stops, limit)
+	t.usage = newOpenAIUsage(conv.textBytes)
+	perChoice := t.rep.tokens()
+	t.finish = t.rep.finish()
+	if call != nil {
+		perChoice = call.tokens()
+		// OpenAI's quirk: a call forced by name finishes with "stop".
+		t.finish = "tool_calls"
+		if choice.mode == choiceNamed {
+			t.finish = "stop"
+		}
+		for range n {
+			t.callIDs = append(t.callIDs, s.newID("call_"))
+		}
+	}
+	t.usage.completion = n * (perChoice + reasoning)
+	t.usage.reasoning = n * reasoning
+	return t, nil
+}
+
+func (t *chatTurn) appendCompletion(b []byte) []byte {
+	b = t.appendHeader(b, "chat.completion")
+	for i := range t.n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = appendInt(b, i)
+		b = append(b, `,"message":{"role":"assistant","content":`...)
+		if t.call != nil {
+			b = append(b, `null,"refusal":null,"annotations":[],"tool_calls":[{"id":`...)
+			b = appendString(b, t.callIDs[i])
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendString(b, t.call.name)
+			b = append(b, `,"arguments":`...)
+			b = appendString(b, t.call.arguments)
+			b = append(b, `}}]`...)
+		} else {
+			b = appendString(b, t.rep.text)
+			b = append(b, `,"refusal":null,"annotations":[]`...)
+		}
+		b = append(b, `},"logprobs":null,"finish_reason":`...)
+		b = appendString(b, t.finish)
+		b = append(b, '}')
+	}
+	b = append(b, `],"usage":`...)
+	b = appendChatUsage(b, t.usage, true)
+	return append(b, '}')
+}
+
+// appendHeader writes the fields every completion object and chunk starts
+// with, up to the opening of "choices".
+func (t *openAIHead) appendHeader(b []byte, object string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, t.id)
+	b = append(b, `,"object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
+	b = appendInt(b, int(t.created))
+	b = append(b, `,"model":`...)
+	b = appendString(b, t.model)
+	b = append(b, `,"service_tier":"default","system_fingerprint":"`+systemFingerprint+`","choices":[`...)
+	return b
+}
+
+// streamChat sends the answer as chat.completion.chunk events: a role delta,
+// one delta per piece (or argument fragment), a finish chunk per choice,
+// then, with include_usage, a usage chunk with no choices, and [DONE].
+// Without include_usage the chunks carry no usage at all, as OpenAI's do.
+func (x *exchange) streamChat(t *chatTurn) {
+	st := x.startStream()
+	defer st.close()
+	header := t.appendHeader(nil, "chat.completion.chunk")
+	trailer := t.trailer()
+	deltas := t.rep.pieces
+	if t.call != nil {
+		deltas = fragments(t.call.arguments, argumentFragment)
+	}
+	for step := 0; step <= len(deltas)+1; step++ {
+		for i := range t.n {
+			b := append(st.begin(""), header...)
+			b = t.appendChunkChoice(b, i, step, deltas)
+			b = append(b, trailer...)
+			if st.send(b) != nil {
+				return
+			}
+		}
+	}
+	t.endStream(st, header, true)
+}
+
+// trailer closes a chunk after its choices: chunks carry "usage":null only
+// when the final usage chunk is coming.
+func (t *openAIHead) trailer() string {
+	if t.includeUsage {
+		return `],"usage":null}`
+	}
+	return "]}"
+}
+
+// endStream sends the usage chunk, when asked for, and [DONE].
+func (t *openAIHead) endStream(st *stream, header []byte, details bool) {
+	if t.includeUsage {
+		b := append(st.begin(""), header...)
+		b = append(b, `],"usage":`...)
+		b = appendChatUsage(b, t.usage, details)
+		if st.send(append(b, '}')) != nil {
+			return
+		}
+	}
+	_ = st.send(append(st.begin(""), "[DONE]"...))
+}
+
+// appendChunkChoice writes choice i of chunk step: 0 is the role delta, the
+// last is the finish, the ones between carry deltas[step-1].
+func (t *chatTurn) appendChunkChoice(b []byte, i, step int, deltas []string) []byte {
+	b = append(b, `{"index":`...)
+	b = appendInt(b, i)
+	b = append(b, `,"delta":{`...)
+	switch {
+	case step == 0 && t.call != nil:
+		b = append(b, `"role":"assistant","content":null,"tool_calls":[{"index":0,"id":`...)
+		b = appendString(b, t.callIDs[i])
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = appendString(b, t.call.name)
+		b = append(b, `,"arguments":""}}],"refusal":null`...)
+	case step == 0:
+		b = append(b, `"role":"assistant","content":"","refusal":null`...)
+	case step <= len(deltas) && t.call != nil:
+		b = append(b, `"tool_calls":[{"index":0,"function":{"arguments":`...)
+		b = appendString(b, deltas[step-1])
+		b = append(b, `}}]`...)
+	case step <= len(deltas):
+		b = append(b, `"content":`...)
+		b = appendString(b, deltas[step-1])
+	}
+	b = append(b, `},"logprobs":null,"finish_reason":`...)
+	if step == len(deltas)+1 {
+		b = appendString(b, t.finish)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, '}')
+}

@@ -1,0 +1,218 @@
+package fakeprovider
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// minMaxOutputTokens is the smallest max_output_tokens the Responses API takes.
+const minMaxOutputTokens = 16
+
+// responseTurn is a whole Responses API answer, decided before the first byte.
+type responseTurn struct {
+	id, model    string
+	createdAt    int64
+	instructions string
+	maxOutput    int // -1: not set
+	effort       string
+	// tools and toolChoice are echoed back as the request sent them.
+	tools, toolChoice json.RawMessage
+	items             []responseItem
+	incomplete        bool
+	usage             openAIUsage
+}
+
+// responseItem is one output item: reasoning, a message or a function call.
+type responseItem struct {
+	kind   string
+	id     string
+	rep    reply     // message
+	call   *toolCall // function_call
+	callID string
+}
+
+// POST /v1/responses
+func (x *exchange) responses() {
+	req, ok := x.request()
+	if !ok {
+		return
+	}
+	t, err := x.s.newResponseTurn(req)
+	if err != nil {
+		x.fail(err)
+		return
+	}
+	if req.Stream {
+		x.streamResponse(t)
+		return
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	*buf = t.appendResponse((*buf)[:0], true)
+	x.writeBody(200, *buf)
+}
+
+func (s *Server) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) {
+	switch {
+	case req.Model == "":
+		return nil, badRequest("you must provide a model parameter", "")
+	case !present(req.Input):
+		return nil, badRequest("Missing required parameter: 'input'.", "input")
+	case req.MaxOutputTokens != nil && *req.MaxOutputTokens < minMaxOutputTokens:
+		return nil, badRequest("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= "+
+			strconv.Itoa(minMaxOutputTokens)+", but got "+strconv.Itoa(*req.MaxOutputTokens)+" instead.", "max_output_tokens")
+	}
+	conv, err := req.responsesConversation()
+	if err != nil {
+		return nil, badRequest(err.Error(), "input")
+	}
+	call, _, err := req.toolCall()
+	if err != nil {
+		return nil, badRequest(err.Error(), "tool_choice")
+	}
+	t := &responseTurn{
+		id: s.newID("resp_"), model: req.Model, createdAt: time.Now().Unix(),
+		instructions: req.Instructions, maxOutput: firstSet(req.MaxOutputTokens),
+		tools: req.Tools, toolChoice: req.ToolChoice,
+		usage: newOpenAIUsage(conv.textBytes),
+	}
+	if req.Reasoning != nil {
+		t.effort = req.Reasoning.Effort
+	}
+	reasoning, limit := reasoningTokens(t.effort), t.maxOutput
+	if limit >= 0 {
+		reasoning = min(reasoning, limit)
+		limit -= reasoning
+	}
+	if reasoning > 0 {
+		t.items = append(t.items, responseItem{kind: "reasoning", id: s.newID("rs_")})
+	}
+	t.usage.reasoning = reasoning
+	t.usage.completion = reasoning
+	if call != nil {
+		t.items = append(t.items, responseItem{kind: "function_call", id: s.newID("fc_"), call: call, callID: s.newID("call_")})
+		t.usage.completion += call.tokens()
+		return t, nil
+	}
+	rep := newReply(ReplyText(conv.lastUser), nil, limit)
+	t.items = append(t.items, responseItem{kind: "message", id: s.newID("msg_"), rep: rep})
+	t.incomplete = rep.truncated
+	t.usage.completion += rep.tokens()
+	return t, nil
+}
+
+func (t *responseTurn) status() string {
+	if t.incomplete {
+		return "incomplete"
+	}
+	return "completed"
+}
+
+// appendResponse writes the response object: final with its output and
+// usage, otherwise as response.created shows it, in progress and empty.
+func (t *responseTurn) appendResponse(b []byte, final bool) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, t.id)
+	b = append(b, `,"object":"response","created_at":`...)
+	b = appendInt(b, int(t.createdAt))
+	status := "in_progress"
+	if final {
+		status = t.status()
+	}
+	b = append(b, `,"status":`...)
+	b = appendString(b, status)
+	b = append(b, `,"background":false,"error":null,"incomplete_details":`...)
+	if final && t.incomplete {
+		b = append(b, `{"reason":"max_output_tokens"}`...)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"instructions":`...)
+	b = appendStringOrNull(b, t.instructions)
+	b = append(b, `,"max_output_tokens":`...)
+	if t.maxOutput >= 0 {
+		b = appendInt(b, t.maxOutput)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"model":`...)
+	b = appendString(b, t.model)
+	b = append(b, `,"output":[`...)
+	if final {
+		for i := range t.items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = t.items[i].appendItem(b, true)
+		}
+	}
+	b = append(b, `],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":`...)
+	b = appendStringOrNull(b, t.effort)
+	b = append(b, `,"summary":null},"service_tier":"default","store":true,"temperature":1.0,"text":{"format":{"type":"text"},"verbosity":"medium"},"tool_choice":`...)
+	b = appendRawOr(b, t.toolChoice, `"auto"`)
+	b = append(b, `,"tools":`...)
+	b = appendRawOr(b, t.tools, `[]`)
+	b = append(b, `,"top_p":1.0,"truncation":"disabled","usage":`...)
+	if final {
+		b = appendResponsesUsage(b, t.usage)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, `,"metadata":{}}`...)
+}
+
+// appendRawOr appends raw JSON the request sent, or def when it sent none.
+func appendRawOr(b []byte, raw json.RawMessage, def string) []byte {
+	if present(raw) {
+		return append(b, raw...)
+	}
+	return append(b, def...)
+}
+
+// appendItem writes an output item: done as the final output shows it,
+// otherwise as output_item.added announces it.
+func (it *responseItem) appendItem(b []byte, done bool) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, it.id)
+	switch it.kind {
+	case "reasoning":
+		return append(b, `,"type":"reasoning","summary":[]}`...)
+	case "function_call":
+		b = append(b, `,"type":"function_call","status":`...)
+		args := ""
+		if done {
+			b = append(b, `"completed"`...)
+			args = it.call.arguments
+		} else {
+			b = append(b, `"in_progress"`...)
+		}
+		b = append(b, `,"arguments":`...)
+		b = appendString(b, args)
+		b = append(b, `,"call_id":`...)
+		b = appendString(b, it.callID)
+		b = append(b, `,"name":`...)
+		b = appendString(b, it.call.name)
+		return append(b, '}')
+	}
+	b = append(b, `,"type":"message","status":`...)
+	switch {
+	case !done:
+		b = append(b, `"in_progress"`...)
+	case it.rep.truncated:
+		b = append(b, `"incomplete"`...)
+	default:
+		b = append(b, `"completed"`...)
+	}
+	b = append(b, `,"role":"assistant","content":[`...)
+	if done {
+		b = appendOutputText(b, it.rep.text)
+	}
+	return append(b, "]}"...)
+}
+
+func appendOutputText(b []byte, text string) []byte {
+	b = append(b, `{"type":"output_text","annotations":[],"logprobs":[],"text":`...)
+	b = appendString(b, text)
+	return append(b, '}')
+}

@@ -1,0 +1,316 @@
+// Package fakeprovider is a deterministic stand-in for the OpenAI and
+// Anthropic APIs. It speaks their wire formats closely enough for the
+// official SDKs, reports realistic usage, records what it receives and
+// injects faults on demand. pistra's end-to-end tests, load benchmark and
+// `make run` use it as the upstream.
+package fakeprovider
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+)
+
+// Dialect is the API a server speaks.
+type Dialect string
+
+const (
+	DialectOpenAI    Dialect = "openai"
+	DialectAnthropic Dialect = "anthropic"
+)
+
+// Options configure a Server.
+type Options struct {
+	Dialect Dialect
+	// Key is the credential clients must present; empty accepts any
+	// non-empty one.
+	Key string
+	// Models are listed by GET /v1/models; empty lists the dialect's defaults.
+	// Requests may name any model.
+	Models []string
+	// RecordLimit is how many calls Requests keeps: 0 means
+	// DefaultRecordLimit, negative records nothing.
+	RecordLimit int
+	// Faults are injected from the start; SetFaults changes them.
+	Faults Faults
+}
+
+// maxBodyBytes bounds a request body, like the real APIs do.
+const maxBodyBytes = 32 << 20
+
+// Server is one fake upstream speaking one dialect. It is safe for
+// concurrent use.
+type Server struct {
+	dialect Dialect
+	key     []byte
+	models  []string
+	faults  faultState
+	rec     recorder
+	calls   atomic.Int64
+	ids     atomic.Uint64
+	idSeed  uint64
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New builds a server.
+func New(opts Options) (*Server, error) {
+	if opts.Dialect != DialectOpenAI && opts.Dialect != DialectAnthropic {
+		return nil, fmt.Errorf("fakeprovider: unknown dialect %q (want %q or %q)", opts.Dialect, DialectOpenAI, DialectAnthropic)
+	}
+	if err := opts.Faults.Validate(); err != nil {
+		return nil, fmt.Errorf("fakeprovider: %w", err)
+	}
+	s := &Server{dialect: opts.Dialect, key: []byte(opts.Key), models: opts.Models}
+	if len(s.models) == 0 {
+		s.models = defaultModels[opts.Dialect]
+	}
+	s.rec.limit = opts.RecordLimit
+	if s.rec.limit == 0 {
+		s.rec.limit = DefaultRecordLimit
+	}
+	s.faults.set(opts.Faults)
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	s.idSeed = binary.LittleEndian.Uint64(seed[:])
+	return s, nil
+}
+
+// Dialect returns the API the server speaks.
+func (s *Server) Dialect() Dialect { return s.dialect }
+
+// Requests returns the most recent API calls, oldest first. The control
+// endpoint's own calls are not recorded.
+func (s *Server) Requests() []Recorded { return s.rec.list() }
+
+// Calls counts API calls since the server started or was Reset, failed
+// ones included.
+func (s *Server) Calls() int64 { return s.calls.Load() }
+
+// Reset forgets recorded requests and zeroes the call counter; faults stay.
+func (s *Server) Reset() {
+	s.rec.reset()
+	s.calls.Store(0)
+}
+
+// SetFaults replaces the faults; the count of failures to inject restarts.
+func (s *Server) SetFaults(f Faults) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	s.faults.set(f)
+	return nil
+}
+
+// Faults returns the faults in force.
+func (s *Server) Faults() Faults { return s.faults.get() }
+
+// exchange is one API call in flight.
+type exchange struct {
+	s         *Server
+	w         http.ResponseWriter
+	r         *http.Request
+	requestID string
+	body      []byte
+	req       wireRequest
+	parseErr  error
+	faults    Faults
+}
+
+// ServeHTTP answers API calls under /v1/ and the control endpoint under /_fake/.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, controlPrefix) {
+		s.serveControl(w, r)
+		return
+	}
+	x := &exchange{s: s, w: w, r: r, requestID: s.newID("req_")}
+	s.setResponseHeaders(w.Header(), x.requestID)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	tooLarge := x.readBody(buf)
+	s.rec.add(r, x.body, x.req.Model)
+	s.calls.Add(1)
+
+	f, fail := s.faults.take()
+	x.faults = f
+	if !sleepCtx(r.Context(), f.FirstByteDelay) {
+		return
+	}
+	switch {
+	case fail:
+		x.fail(injectedError(f))
+	case !x.authorized():
+		// authorized has answered.
+	case tooLarge:
+		x.fail(&apiError{status: http.StatusRequestEntityTooLarge, message: "request body is too large"})
+	default:
+		s.route(r.Method, r.URL.Path)(x)
+	}
+}
+
+// readBody reads a POST body into buf and decodes the fields the fake reads.
+// It reports a body over the size limit.
+func (x *exchange) readBody(buf *[]byte) (tooLarge bool) {
+	if x.r.Method != http.MethodPost {
+		return false
+	}
+	bb := bytes.NewBuffer((*buf)[:0])
+	_, err := bb.ReadFrom(http.MaxBytesReader(x.w, x.r.Body, maxBodyBytes))
+	*buf = bb.Bytes()
+	x.body = *buf
+	if err != nil {
+		x.parseErr = err
+		return isMaxBytes(err)
+	}
+	x.parseErr = json.Unmarshal(x.body, &x.req)
+	return false
+}
+
+func isMaxBytes(err error) bool {
+	var tooLarge *http.MaxBytesError
+	return errors.As(err, &tooLarge)
+}
+
+// request returns the decoded body, or answers 400 when it was not valid JSON.
+func (x *exchange) request() (*wireRequest, bool) {
+	if x.parseErr != nil {
+		msg := "We could not parse the JSON body of your request: " + x.parseErr.Error()
+		if x.s.dialect == DialectAnthropic {
+			msg = "invalid request body: " + x.parseErr.Error()
+		}
+		x.fail(badRequest(msg, ""))
+		return nil, false
+	}
+	return &x.req, true
+}
+
+// route picks the handler for a call.
+func (s *Server) route(method, path string) func(*exchange) {
+	post, get := method == http.MethodPost, method == http.MethodGet
+	if s.dialect == DialectAnthropic {
+		switch {
+		case post && path == "/v1/messages":
+			return (*exchange).messages
+		case post && path == "/v1/messages/count_tokens":
+			return (*exchange).countTokens
+		case get && path == "/v1/models":
+			return (*exchange).anthropicModels
+		case get && strings.HasPrefix(path, "/v1/models/"):
+			return (*exchange).anthropicModel
+		}
+		return (*exchange).notFound
+	}
+	switch {
+	case post && path == "/v1/chat/completions":
+		return (*exchange).chatCompletions
+	case post && path == "/v1/completions":
+		return (*exchange).completions
+	case post && path == "/v1/embeddings":
+		return (*exchange).embeddings
+	case post && path == "/v1/responses":
+		return (*exchange).responses
+	case get && path == "/v1/models":
+		return (*exchange).openAIModels
+	case get && strings.HasPrefix(path, "/v1/models/"):
+		return (*exchange).openAIModel
+	}
+	return (*exchange).notFound
+}
+
+func (x *exchange) notFound() {
+	msg := "Not Found"
+	if x.s.dialect == DialectOpenAI {
+		msg = "Invalid URL (" + x.r.Method + " " + x.r.URL.Path + ")"
+	}
+	x.fail(&apiError{status: http.StatusNotFound, message: msg})
+}
+
+// authorized checks the credential the way each API does and answers 401
+// (and, for Anthropic, 400 without anthropic-version) when it fails.
+func (x *exchange) authorized() bool {
+	h := x.r.Header
+	bearer, hasBearer := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
+	if x.s.dialect == DialectOpenAI {
+		switch {
+		case !hasBearer || bearer == "":
+			x.fail(&apiError{status: http.StatusUnauthorized,
+				message: "You didn't provide an API key. Send it in an Authorization header as Bearer auth."})
+		case !x.s.keyMatches(bearer):
+			x.fail(&apiError{status: http.StatusUnauthorized, message: "Incorrect API key provided."})
+		default:
+			return true
+		}
+		return false
+	}
+	key := h.Get("X-Api-Key")
+	if key == "" && hasBearer {
+		key = bearer
+	}
+	switch {
+	case key == "":
+		x.fail(&apiError{status: http.StatusUnauthorized, message: "x-api-key header is required"})
+	case !x.s.keyMatches(key):
+		x.fail(&apiError{status: http.StatusUnauthorized, message: "invalid x-api-key"})
+	case h.Get("Anthropic-Version") == "":
+		x.fail(badRequest("anthropic-version: header is required", ""))
+	default:
+		return true
+	}
+	return false
+}
+
+func (s *Server) keyMatches(key string) bool {
+	if len(s.key) == 0 {
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(key), s.key) == 1
+}
+
+// Headers every response carries: the request id the SDKs surface, and the
+// rate-limit headers a gateway is expected to relay.
+var (
+	openAIStaticHeaders = http.Header{
+		"X-Ratelimit-Limit-Requests":     {"10000"},
+		"X-Ratelimit-Remaining-Requests": {"9999"},
+		"X-Ratelimit-Reset-Requests":     {"6ms"},
+		"Openai-Version":                 {"2020-10-01"},
+	}
+	anthropicStaticHeaders = http.Header{
+		"Anthropic-Ratelimit-Requests-Limit":     {"4000"},
+		"Anthropic-Ratelimit-Requests-Remaining": {"3999"},
+	}
+)
+
+func (s *Server) setResponseHeaders(h http.Header, requestID string) {
+	static, idHeader := openAIStaticHeaders, "X-Request-Id"
+	if s.dialect == DialectAnthropic {
+		static, idHeader = anthropicStaticHeaders, "Request-Id"
+	}
+	for k, v := range static {
+		h[k] = v
+	}
+	h[idHeader] = []string{requestID}
+}
+
+// newID returns prefix followed by 24 hex digits, unique per server.
+func (s *Server) newID(prefix string) string {
+	n := s.ids.Add(1)
+	// A multiplicative mix keeps successive ids from looking sequential.
+	hi := (n ^ s.idSeed) * 0x9e3779b97f4a7c15
+	b := make([]byte, 0, len(prefix)+24)
+	b = append(b, prefix...)
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[(hi>>shift)&0xf])
+	}
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[(n>>shift)&0xf])
+	}
+	return string(b)
+}

@@ -1,0 +1,203 @@
+package fakeprovider
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// wireTool covers the three tool shapes: Chat Completions nests the function
+// ({"type":"function","function":{name, parameters}}), the Responses API
+// flattens it ({"type":"function", name, parameters}), Anthropic names the
+// schema input_schema.
+type wireTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Parameters  json.RawMessage `json:"parameters"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Function    *struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// callable returns the name and argument schema of a tool the fake can call:
+// client-defined functions, not custom or server tools.
+func (t wireTool) callable() (name string, schema json.RawMessage, ok bool) {
+	switch {
+	case t.Type == "function" && t.Function != nil:
+		return t.Function.Name, t.Function.Parameters, t.Function.Name != ""
+	case t.Type == "function":
+		return t.Name, t.Parameters, t.Name != ""
+	case t.Type == "" || t.Type == "custom":
+		return t.Name, t.InputSchema, t.Name != "" && t.InputSchema != nil
+	}
+	return "", nil, false
+}
+
+// Tool choice modes, common to both dialects.
+const (
+	choiceAuto     = "auto"
+	choiceNone     = "none"
+	choiceRequired = "required" // OpenAI "required", Anthropic {"type":"any"}
+	choiceNamed    = "named"
+)
+
+type toolChoice struct {
+	mode string
+	name string
+}
+
+// parseToolChoice reads tool_choice in either dialect's form.
+func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
+	if !present(raw) {
+		return toolChoice{mode: choiceAuto}, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case choiceAuto, choiceNone, choiceRequired:
+			return toolChoice{mode: s}, nil
+		}
+		return toolChoice{}, fmt.Errorf("invalid tool_choice %q", s)
+	}
+	var obj struct {
+		Type     string `json:"type"`
+		Name     string `json:"name"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return toolChoice{}, errors.New("tool_choice must be a string or an object")
+	}
+	switch obj.Type {
+	case "auto", "allowed_tools":
+		return toolChoice{mode: choiceAuto}, nil
+	case "none":
+		return toolChoice{mode: choiceNone}, nil
+	case "any":
+		return toolChoice{mode: choiceRequired}, nil
+	case "function", "tool":
+		name := obj.Name
+		if name == "" {
+			name = obj.Function.Name
+		}
+		return toolChoice{mode: choiceNamed, name: name}, nil
+	}
+	return toolChoice{}, fmt.Errorf("tool_choice type %q is not supported by the fake provider", obj.Type)
+}
+
+// toolCall is the call the fake makes instead of answering in text.
+type toolCall struct {
+	name      string
+	arguments string // a JSON object
+}
+
+func (c *toolCall) tokens() int { return textTokens(c.name) + textTokens(c.arguments) }
+
+// toolCall reads tools and tool_choice and decides on a call.
+func (r *wireRequest) toolCall() (*toolCall, toolChoice, error) {
+	choice, err := parseToolChoice(r.ToolChoice)
+	if err != nil {
+		return nil, choice, err
+	}
+	call, err := chooseTool(r.Tools, choice)
+	return call, choice, err
+}
+
+// chooseTool decides whether the request gets a tool call: it does when it
+// offers a callable tool and tool_choice is not "none". The named tool wins,
+// otherwise the first callable one.
+func chooseTool(tools json.RawMessage, choice toolChoice) (*toolCall, error) {
+	var list []wireTool
+	if present(tools) {
+		if err := json.Unmarshal(tools, &list); err != nil {
+			return nil, errors.New("tools must be an array of tool definitions")
+		}
+	}
+	if len(list) == 0 {
+		if choice.mode == choiceNamed || choice.mode == choiceRequired {
+			return nil, errors.New("tool_choice is only allowed when tools are specified")
+		}
+		return nil, nil
+	}
+	if choice.mode == choiceNone {
+		return nil, nil
+	}
+	for _, t := range list {
+		name, schema, ok := t.callable()
+		if ok && (choice.mode != choiceNamed || name == choice.name) {
+			return &toolCall{name: name, arguments: exampleArguments(schema)}, nil
+		}
+	}
+	if choice.mode == choiceNamed {
+		return nil, fmt.Errorf("tool_choice names %q, which is not among the tools", choice.name)
+	}
+	return nil, nil
+}
+
+// exampleArguments builds arguments that fit a JSON schema's top-level
+// properties, in sorted order so the result is deterministic.
+func exampleArguments(schema json.RawMessage) string {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage   `json:"type"`
+			Enum []json.RawMessage `json:"enum"`
+		} `json:"properties"`
+	}
+	if present(schema) {
+		// A schema the fake cannot read still gets a call, with no arguments.
+		_ = json.Unmarshal(schema, &s)
+	}
+	keys := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := []byte{'{'}
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		p := s.Properties[k]
+		if len(p.Enum) > 0 {
+			b = append(b, p.Enum[0]...)
+			continue
+		}
+		b = append(b, exampleValue(p.Type)...)
+	}
+	return string(append(b, '}'))
+}
+
+// exampleValue returns a JSON value of a schema type ("string" or a list of
+// types, of which the first non-null one counts).
+func exampleValue(typ json.RawMessage) string {
+	var types []string
+	var one string
+	if json.Unmarshal(typ, &one) == nil {
+		types = []string{one}
+	} else {
+		_ = json.Unmarshal(typ, &types)
+	}
+	for _, t := range types {
+		switch t {
+		case "integer":
+			return "1"
+		case "number":
+			return "1.5"
+		case "boolean":
+			return "true"
+		case "array":
+			return "[]"
+		case "object":
+			return "{}"
+		case "string":
+			return `"example"`
+		}
+	}
+	return `"example"`
+}
