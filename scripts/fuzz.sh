@@ -6,6 +6,6 @@ t=${1:-5s}
 for pkg in ./runtime/caps ./runtime/translate; do
 	for f in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
 		echo "fuzz $pkg $f ($t)"
-		go test -run '^$' -fuzz "^$f\$" -fuzztime "$t" "$pkg"
+		go test -run "^$" -fuzz "^$f\$" -fuzztime "$t" -fuzzminimizetime 1s "$pkg"
 	done
 done

@@ -1,0 +1,91 @@
+package translate
+
+import "encoding/json"
+
+// Frame writers of the anthropic→openai stream. Every Anthropic event is
+// written with its event: line: Anthropic SDKs discard events without one.
+
+func (s *openAIToAnthropicStream) beginEvent(name string) {
+	s.out = append(s.out, "event: "...)
+	s.out = append(s.out, name...)
+	s.out = append(s.out, "\ndata: "...)
+}
+
+func (s *openAIToAnthropicStream) endEvent() { s.out = append(s.out, "\n\n"...) }
+
+// openBlock starts a content_block_start event for the next block and marks
+// it open; the caller writes the block object and ends the event.
+func (s *openAIToAnthropicStream) openBlock(text bool) {
+	s.open, s.openText = s.nextBlock, text
+	s.nextBlock++
+	s.beginEvent("content_block_start")
+	s.out = append(s.out, `{"type":"content_block_start","index":`...)
+	s.out = appendInt(s.out, s.open)
+	s.out = append(s.out, `,"content_block":`...)
+}
+
+func (s *openAIToAnthropicStream) closeBlock() {
+	if s.open < 0 {
+		return
+	}
+	s.beginEvent("content_block_stop")
+	s.out = append(s.out, `{"type":"content_block_stop","index":`...)
+	s.out = appendInt(s.out, s.open)
+	s.out = append(s.out, '}')
+	s.endEvent()
+	s.open = -1
+}
+
+// beginDelta starts a content_block_delta event; the caller writes the delta
+// object and closes both braces.
+func (s *openAIToAnthropicStream) beginDelta(block int) {
+	s.beginEvent("content_block_delta")
+	s.out = append(s.out, `{"type":"content_block_delta","index":`...)
+	s.out = appendInt(s.out, block)
+	s.out = append(s.out, `,"delta":`...)
+}
+
+// appendFinal writes message_delta, with the stop reason and the usage, and
+// message_stop.
+func (s *openAIToAnthropicStream) appendFinal() {
+	s.closeBlock()
+	stop, seq := stopReason(s.finish, s.stopSeq, len(s.calls) > 0, s.refused)
+	s.beginEvent("message_delta")
+	s.out = append(s.out, `{"type":"message_delta","delta":{"stop_reason":"`...)
+	s.out = append(s.out, stop...)
+	s.out = append(s.out, `","stop_sequence":`...)
+	s.out = appendJSONStringOr(s.out, s.stopSeqIf(seq), "null")
+	s.out = append(s.out, `},"usage":`...)
+	usage, _ := json.Marshal(anthropicUsage(s.Usage())) // numbers only: cannot fail
+	s.out = append(s.out, usage...)
+	s.out = append(s.out, '}')
+	s.endEvent()
+	s.beginEvent("message_stop")
+	s.out = append(s.out, `{"type":"message_stop"}`...)
+	s.endEvent()
+	s.state = done
+}
+
+// stopSeqIf is the raw stop sequence when the stop reason is stop_sequence.
+func (s *openAIToAnthropicStream) stopSeqIf(seq *string) []byte {
+	if seq == nil {
+		return nil
+	}
+	return s.stopSeq
+}
+
+// appendError writes an Anthropic error event and ends the stream.
+func (s *openAIToAnthropicStream) appendError(typ, message string) {
+	s.beginEvent("error")
+	s.out = append(s.out, anthropicErrorBody(typ, message)...)
+	s.endEvent()
+	s.state = done
+}
+
+// appendJSONStringOr appends raw when it is a JSON string, else alt.
+func appendJSONStringOr(b, raw []byte, alt string) []byte {
+	if isJSONString(raw) {
+		return append(b, raw...)
+	}
+	return append(b, alt...)
+}

@@ -1,0 +1,311 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// oaiChunk is the reused decode target for one chat.completion.chunk. Raw
+// fields are copied verbatim into Anthropic frames.
+type oaiChunk struct {
+	ID      json.RawMessage  `json:"id"`
+	Choices []oaiChunkChoice `json:"choices"`
+	Usage   json.RawMessage  `json:"usage"`
+	Error   json.RawMessage  `json:"error"`
+}
+
+type oaiChunkChoice struct {
+	Index int `json:"index"`
+	Delta struct {
+		Content   json.RawMessage `json:"content"`
+		Refusal   json.RawMessage `json:"refusal"`
+		ToolCalls []oaiToolDelta  `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason json.RawMessage `json:"finish_reason"`
+	StopReason   json.RawMessage `json:"stop_reason"` // vLLM: the matched stop string
+}
+
+type oaiToolDelta struct {
+	Index    int             `json:"index"`
+	ID       json.RawMessage `json:"id"`
+	Function struct {
+		Name      json.RawMessage `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// reset clears c for the next chunk, keeping its buffers. The decoder
+// neither clears absent fields nor the slice elements it reuses, so every
+// element up to the capacity is cleared.
+func (c *oaiChunk) reset() {
+	c.ID, c.Usage, c.Error = c.ID[:0], c.Usage[:0], c.Error[:0]
+	choices := c.Choices[:cap(c.Choices)]
+	for i := range choices {
+		ch := &choices[i]
+		ch.Index = 0
+		ch.Delta.Content, ch.Delta.Refusal = ch.Delta.Content[:0], ch.Delta.Refusal[:0]
+		ch.FinishReason, ch.StopReason = ch.FinishReason[:0], ch.StopReason[:0]
+		calls := ch.Delta.ToolCalls[:cap(ch.Delta.ToolCalls)]
+		for j := range calls {
+			t := &calls[j]
+			t.Index, t.ID = 0, t.ID[:0]
+			t.Function.Name, t.Function.Arguments = t.Function.Name[:0], t.Function.Arguments[:0]
+		}
+		ch.Delta.ToolCalls = calls[:0]
+	}
+	c.Choices = choices[:0]
+}
+
+// callSlot ties an OpenAI tool call index (and id) to an Anthropic block.
+type callSlot struct {
+	call  int
+	block int
+	id    []byte // the raw JSON id, to tell a new call reusing an index apart
+}
+
+// openAIToAnthropicStream turns chat completion chunks into an Anthropic
+// event stream.
+type openAIToAnthropicStream struct {
+	w     io.Writer
+	model []byte // the client model, JSON-encoded
+	sse   sseReader
+	dec   eventDecoder
+	chunk oaiChunk
+	out   []byte
+	state streamState
+
+	open      int  // index of the open content block, -1 for none
+	openText  bool // whether the open block is text
+	nextBlock int
+	calls     []callSlot
+
+	usage    oaiUsage
+	reported bool
+	finish   string
+	stopSeq  []byte // vLLM's stop_reason, raw
+	refused  bool
+}
+
+// NewOpenAIToAnthropicStream returns a Stream that reads a Chat Completions
+// chunk stream and writes Anthropic Messages events to w, for an Anthropic
+// client. clientModel goes into message_start's model.
+//
+// message_start is sent on the first chunk; content and refusal deltas open a
+// text block, tool_calls fragments open a tool_use block per call (by index,
+// or by a new id reusing an index) with arguments as input_json_delta. The
+// finish reason closes the open block; message_delta, carrying the stop
+// reason and the usage of the final chunk, and message_stop follow at
+// [DONE]. Every event has its event: line, which Anthropic SDKs require. An
+// upstream error chunk becomes an error event.
+func NewOpenAIToAnthropicStream(w io.Writer, clientModel string) Stream {
+	model, _ := json.Marshal(clientModel) // a string: cannot fail
+	return &openAIToAnthropicStream{w: w, model: model, open: -1}
+}
+
+func (s *openAIToAnthropicStream) Write(p []byte) (int, error) {
+	if s.state == done {
+		return len(p), nil
+	}
+	if err := s.sse.feed(p, s); err != nil {
+		return len(p), s.fail(err)
+	}
+	return len(p), s.flush()
+}
+
+func (s *openAIToAnthropicStream) Close() error {
+	if s.state != done {
+		// A last event cut off mid-JSON is what an early end looks like, so
+		// it is not reported as malformed: the state decides below.
+		_ = s.sse.finish(s)
+	}
+	switch s.state {
+	case done:
+		return nil
+	case finishing:
+		s.appendFinal()
+		return s.flush()
+	}
+	s.appendError("api_error", ErrIncompleteStream.Error())
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return ErrIncompleteStream
+}
+
+func (s *openAIToAnthropicStream) Usage() Usage {
+	if !s.reported {
+		return Usage{}
+	}
+	return s.usage.normalised()
+}
+
+// fail reports a malformed upstream to the client and ends the stream.
+func (s *openAIToAnthropicStream) fail(cause error) error {
+	if s.state == done {
+		return s.flush()
+	}
+	s.appendError("api_error", ErrUpstreamEvent.Error())
+	if err := s.flush(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrUpstreamEvent, cause)
+}
+
+func (s *openAIToAnthropicStream) flush() error {
+	if len(s.out) == 0 {
+		return nil
+	}
+	_, err := s.w.Write(s.out)
+	s.out = s.out[:0]
+	return err
+}
+
+// event handles one upstream chunk; it implements sseHandler.
+func (s *openAIToAnthropicStream) event(data []byte) error {
+	if s.state == done || len(bytes.TrimSpace(data)) == 0 {
+		return nil // an empty event carries nothing to translate
+	}
+	if string(data) == "[DONE]" {
+		if s.state == finishing {
+			s.appendFinal()
+		}
+		return nil // without a finish reason, Close reports the stream incomplete
+	}
+	s.chunk.reset()
+	if err := s.dec.decode(data, &s.chunk); err != nil {
+		return err
+	}
+	if len(s.chunk.Error) > 0 && string(s.chunk.Error) != "null" {
+		return s.upstreamError()
+	}
+	if s.state == awaitingStart {
+		s.start()
+	}
+	if len(s.chunk.Usage) > 0 && string(s.chunk.Usage) != "null" {
+		// Counts are whole-request totals, restated on every chunk by some
+		// servers: overwrite.
+		s.usage = oaiUsage{}
+		if err := s.dec.decode(s.chunk.Usage, &s.usage); err != nil {
+			return err
+		}
+		s.reported = true
+	}
+	for i := range s.chunk.Choices {
+		if c := &s.chunk.Choices[i]; c.Index == 0 {
+			s.choice(c)
+		}
+	}
+	return nil
+}
+
+func (s *openAIToAnthropicStream) upstreamError() error {
+	var e oaiErrorBody
+	if err := json.Unmarshal(s.chunk.Error, &e); err != nil {
+		return err
+	}
+	var code string
+	_ = json.Unmarshal(e.Code, &code) // a code may be null or a number
+	s.appendError(anthropicErrorTypeOf(e.Type, code), e.Message)
+	return nil
+}
+
+func (s *openAIToAnthropicStream) start() {
+	id := s.chunk.ID
+	if !isJSONString(id) {
+		id = []byte(`""`)
+	}
+	s.beginEvent("message_start")
+	s.out = append(s.out, `{"type":"message_start","message":{"id":`...)
+	s.out = append(s.out, id...)
+	s.out = append(s.out, `,"type":"message","role":"assistant","model":`...)
+	s.out = append(s.out, s.model...)
+	s.out = append(s.out, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`...)
+	s.endEvent()
+	s.state = streaming
+}
+
+// choice translates the first choice's delta and finish reason.
+func (s *openAIToAnthropicStream) choice(c *oaiChunkChoice) {
+	if !isEmptyJSONString(c.Delta.Content) {
+		s.textDelta(c.Delta.Content)
+	}
+	if !isEmptyJSONString(c.Delta.Refusal) {
+		s.refused = true
+		s.textDelta(c.Delta.Refusal)
+	}
+	for i := range c.Delta.ToolCalls {
+		s.toolDelta(&c.Delta.ToolCalls[i])
+	}
+	if isJSONString(c.FinishReason) && s.state == streaming {
+		s.closeBlock()
+		_ = json.Unmarshal(c.FinishReason, &s.finish) // a validated string
+		s.stopSeq = append(s.stopSeq[:0], c.StopReason...)
+		s.state = finishing
+	}
+}
+
+func (s *openAIToAnthropicStream) textDelta(text json.RawMessage) {
+	if s.open < 0 || !s.openText {
+		s.closeBlock()
+		s.openBlock(true)
+		s.out = append(s.out, `{"type":"text","text":""}}`...)
+		s.endEvent()
+	}
+	s.beginDelta(s.open)
+	s.out = append(s.out, `{"type":"text_delta","text":`...)
+	s.out = append(s.out, text...)
+	s.out = append(s.out, `}}`...)
+	s.endEvent()
+}
+
+// toolDelta handles one tool_calls fragment. A fragment for a call whose
+// block is already closed (OpenAI streams calls one after another, so only a
+// nonconforming server does this) is still addressed to that block's index,
+// which Anthropic accumulators resolve by index.
+func (s *openAIToAnthropicStream) toolDelta(t *oaiToolDelta) {
+	slot := s.callSlot(t)
+	if slot == nil {
+		s.closeBlock()
+		s.openBlock(false)
+		s.calls = append(s.calls, callSlot{call: t.Index, block: s.open, id: append([]byte(nil), t.ID...)})
+		slot = &s.calls[len(s.calls)-1]
+		s.out = append(s.out, `{"type":"tool_use","id":`...)
+		if !isEmptyJSONString(t.ID) {
+			s.out = append(s.out, t.ID...)
+		} else {
+			// Anthropic requires an id; servers that omit it get one per block.
+			s.out = append(s.out, `"call_`...)
+			s.out = appendInt(s.out, s.open)
+			s.out = append(s.out, '"')
+		}
+		s.out = append(s.out, `,"name":`...)
+		s.out = appendJSONStringOr(s.out, t.Function.Name, `""`)
+		s.out = append(s.out, `,"input":{}}}`...)
+		s.endEvent()
+	}
+	if isEmptyJSONString(t.Function.Arguments) {
+		return
+	}
+	s.beginDelta(slot.block)
+	s.out = append(s.out, `{"type":"input_json_delta","partial_json":`...)
+	s.out = append(s.out, t.Function.Arguments...)
+	s.out = append(s.out, `}}`...)
+	s.endEvent()
+}
+
+// callSlot finds the block of a fragment's call: same index, and the same
+// id when the fragment restates one.
+func (s *openAIToAnthropicStream) callSlot(t *oaiToolDelta) *callSlot {
+	for i := len(s.calls) - 1; i >= 0; i-- {
+		c := &s.calls[i]
+		if c.call == t.Index {
+			if !isEmptyJSONString(t.ID) && string(t.ID) != string(c.id) {
+				return nil
+			}
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package translate
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"unicode/utf8"
+)
+
+// Error vocabulary shared by both pairs.
+
+// statusOverloaded is Anthropic's own status for an overloaded API.
+const statusOverloaded = 529
+
+// maxFallbackMessage bounds how much of an unparseable upstream error body is
+// quoted back to the client.
+const maxFallbackMessage = 512
+
+// fallbackMessage is the message for an upstream error body that is not in
+// the upstream's error shape (a proxy's HTML page, plain text): the body
+// itself when short and textual, else the status.
+func fallbackMessage(status int, body []byte) string {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && len(body) <= maxFallbackMessage && utf8.Valid(body) {
+		return string(body)
+	}
+	return fmt.Sprintf("upstream returned HTTP %d %s", status, http.StatusText(status))
+}
+
+// openAIErrorType names an Anthropic error type in OpenAI's vocabulary:
+// server-side failures are server_error, as OpenAI types its 5xx; the rest
+// keep their Anthropic name, which an OpenAI client only displays.
+func openAIErrorType(antType string) string {
+	switch antType {
+	case "api_error", "overloaded_error", "timeout_error", "":
+		return "server_error"
+	}
+	return antType
+}
+
+// anthropicErrorType names the Anthropic error type for an HTTP status.
+func anthropicErrorType(status int) string {
+	switch status {
+	case 401:
+		return "authentication_error"
+	case 402:
+		return "billing_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 409:
+		return "conflict_error"
+	case 413:
+		return "request_too_large"
+	case 429:
+		return "rate_limit_error"
+	case 503, statusOverloaded:
+		return "overloaded_error"
+	case 504:
+		return "timeout_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// anthropicErrorTypeOf names the Anthropic error type for an OpenAI error
+// seen mid-stream, where there is no status to go by.
+func anthropicErrorTypeOf(oaiType, oaiCode string) string {
+	switch {
+	case oaiType == "invalid_request_error":
+		return "invalid_request_error"
+	case oaiCode == "rate_limit_exceeded", oaiType == "requests", oaiType == "tokens":
+		return "rate_limit_error"
+	case oaiCode == "insufficient_quota", oaiType == "insufficient_quota":
+		return "billing_error"
+	}
+	return "api_error"
+}

@@ -1,0 +1,138 @@
+// Package translate converts requests, responses, errors and streams between
+// the OpenAI Chat Completions dialect and the Anthropic Messages dialect.
+//
+// It is pure: bytes in, bytes out, no HTTP. pistrad's proxy picks a pair from
+// the candidate's plan.Translation and calls it; same-dialect traffic never
+// comes here. Files are named for their pair, client dialect first:
+// openai_anthropic*.go serves an OpenAI-dialect client from an Anthropic
+// upstream, anthropic_openai*.go the reverse.
+//
+// # What each pair drops
+//
+// The fidelity gate decides before a request is forwarded, from
+// plan.TranslationLosses, so of the capability vocabulary the translators
+// drop exactly the declared ones (losses_test.go holds them to it). Content
+// and tools that cannot be carried are refused with an error, for the proxy
+// to answer 400, rather than dropped.
+//
+// openai→anthropic (plan.TranslateOpenAIAnthropic):
+//   - audio_input: input_audio content parts are removed.
+//   - multi_choice: n is ignored; Anthropic answers with one choice.
+//   - usage_details: the cache-write count and the reasoning split are folded
+//     into prompt_tokens / completion_tokens; only cached_tokens survives.
+//
+// anthropic→openai (plan.TranslateAnthropicOpenAI):
+//   - strict_tools: tools[].strict is removed.
+//   - prompt_caching: cache_control (top level, system, tools, blocks) is removed.
+//   - structured_output: output_config.format is removed.
+//   - usage_details: cache_creation_input_tokens is reported as 0 (writes stay
+//     inside input_tokens) and no thinking-token split is reported.
+//
+// Outside the vocabulary, knobs with no counterpart are dropped: OpenAI seed,
+// penalties, logit_bias, logprobs, service_tier, store, verbosity,
+// modalities, prediction, web_search_options and message names; Anthropic
+// top_k, service_tier, container, inference_geo, speed, is_error on tool
+// results and thinking blocks in history. Each request translator lists its
+// own.
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"time"
+)
+
+// Usage is the normalised usage a translator parsed, in OpenAI's convention:
+// InputTokens includes cache reads and writes; CachedInputTokens and
+// CacheCreationInputTokens are subsets of it, ReasoningTokens a subset of
+// OutputTokens. Reported is false when the upstream said nothing.
+type Usage struct {
+	InputTokens              uint64
+	CachedInputTokens        uint64
+	CacheCreationInputTokens uint64
+	OutputTokens             uint64
+	TotalTokens              uint64
+	ReasoningTokens          uint64
+	Reported                 bool
+}
+
+// Options carries what the request translators cannot read from the body.
+type Options struct {
+	// UpstreamModel is the model written into the upstream request. Empty
+	// keeps the client's model.
+	UpstreamModel string
+	// DefaultMaxTokens is used when an OpenAI request states no max tokens;
+	// Anthropic requires one. Zero means no default: such requests are refused.
+	DefaultMaxTokens int64
+	// AnthropicVersion is the anthropic-version header the upstream request
+	// carries. From 2026-10-21 on, Anthropic rejects temperature, top_p and
+	// top_k even at their defaults, so they are dropped for those versions.
+	AnthropicVersion string
+}
+
+// Stream translates one upstream SSE stream into the client's dialect, event
+// by event. Write accepts upstream bytes with arbitrary chunk boundaries. Each
+// call to the client writer carries whole SSE frames, and Write and Close call
+// it at most once each, so the caller flushes after every client write.
+//
+// When Write returns an error the client has already been sent an error
+// event and later input is ignored; Close is then a no-op.
+type Stream interface {
+	// Write consumes upstream bytes.
+	Write(p []byte) (int, error)
+	// Close marks the end of the upstream. It emits the final frames if the
+	// upstream finished but they are still owed, or an error event and
+	// ErrIncompleteStream if the upstream stopped before finishing.
+	Close() error
+	// Usage is the usage parsed so far; final after Close.
+	Usage() Usage
+}
+
+// ErrIncompleteStream reports an upstream stream that ended before it
+// finished its message. The client has been sent an error event.
+var ErrIncompleteStream = errors.New("translate: upstream stream ended before the message finished")
+
+// ErrUpstreamEvent reports an upstream stream event that could not be
+// understood. The client has been sent an error event.
+var ErrUpstreamEvent = errors.New("translate: malformed upstream stream event")
+
+var (
+	_ Stream    = (*anthropicToOpenAIStream)(nil)
+	_ Stream    = (*openAIToAnthropicStream)(nil)
+	_ io.Writer = Stream(nil)
+)
+
+// now stamps the created field of OpenAI responses; tests pin it.
+var now = time.Now
+
+// samplingRejectedFrom is the first anthropic-version that refuses the
+// sampling parameters.
+const samplingRejectedFrom = "2026-10-21"
+
+// dropsSampling reports whether the Anthropic version refuses temperature,
+// top_p and top_k. Versions are ISO dates, so they order as strings.
+func (o Options) dropsSampling() bool {
+	return o.AnthropicVersion >= samplingRejectedFrom
+}
+
+// model returns the upstream model, falling back to the client's.
+func (o Options) model(client string) string {
+	if o.UpstreamModel != "" {
+		return o.UpstreamModel
+	}
+	return client
+}
+
+// marshal encodes v without HTML escaping, so text reaches the other side
+// byte for byte rather than with <, > and & rewritten as \u escapes.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}

@@ -1,0 +1,236 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// The Anthropic Messages shapes, reduced to the fields the translators read
+// or write.
+
+type antRequest struct {
+	Model         string           `json:"model"`
+	MaxTokens     int64            `json:"max_tokens"`
+	System        antContent       `json:"system,omitempty"`
+	Messages      []antMessage     `json:"messages"`
+	Tools         []antTool        `json:"tools,omitempty"`
+	ToolChoice    *antToolChoice   `json:"tool_choice,omitempty"`
+	StopSequences []string         `json:"stop_sequences,omitempty"`
+	Temperature   *float64         `json:"temperature,omitempty"`
+	TopP          *float64         `json:"top_p,omitempty"`
+	Metadata      *antMetadata     `json:"metadata,omitempty"`
+	Stream        bool             `json:"stream,omitempty"`
+	Thinking      *antThinking     `json:"thinking,omitempty"`
+	OutputConfig  *antOutputConfig `json:"output_config,omitempty"`
+	CacheControl  *antCacheControl `json:"cache_control,omitempty"`
+}
+
+type antMessage struct {
+	Role    string     `json:"role"`
+	Content antContent `json:"content"`
+}
+
+// antContent is message, system or tool_result content: a string or an
+// array of blocks. A string decodes to one text block; it always marshals
+// as an array.
+type antContent []antBlock
+
+func (c *antContent) UnmarshalJSON(b []byte) error {
+	switch b = bytes.TrimSpace(b); {
+	case len(b) == 0 || string(b) == "null":
+		*c = nil
+		return nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = antContent{{Type: "text", Text: s}}
+		return nil
+	case b[0] == '[':
+		return json.Unmarshal(b, (*[]antBlock)(c))
+	}
+	return fmt.Errorf("content must be a string or an array of blocks")
+}
+
+// antBlock is the union of the content blocks the translators handle.
+type antBlock struct {
+	Type         string           `json:"type"`
+	Text         string           `json:"text,omitempty"`
+	Source       *antSource       `json:"source,omitempty"`
+	ID           string           `json:"id,omitempty"`
+	Name         string           `json:"name,omitempty"`
+	Input        json.RawMessage  `json:"input,omitempty"`
+	ToolUseID    string           `json:"tool_use_id,omitempty"`
+	Content      antContent       `json:"content,omitempty"`
+	CacheControl *antCacheControl `json:"cache_control,omitempty"`
+}
+
+type antSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+type antCacheControl struct {
+	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
+}
+
+type antTool struct {
+	Type        string          `json:"type,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+type antToolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse *bool  `json:"disable_parallel_tool_use,omitempty"`
+}
+
+type antMetadata struct {
+	UserID string `json:"user_id,omitempty"`
+}
+
+type antThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int64  `json:"budget_tokens,omitempty"`
+}
+
+type antOutputConfig struct {
+	Effort string           `json:"effort,omitempty"`
+	Format *antOutputFormat `json:"format,omitempty"`
+}
+
+type antOutputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// antResponse is a non-stream message as an upstream sends it.
+type antResponse struct {
+	ID         string     `json:"id"`
+	Type       string     `json:"type"`
+	Content    []antBlock `json:"content"`
+	StopReason string     `json:"stop_reason"`
+	Usage      antUsage   `json:"usage"`
+}
+
+// antClientResponse is a non-stream message as written for a client.
+type antClientResponse struct {
+	ID           string         `json:"id"`
+	Type         string         `json:"type"`
+	Role         string         `json:"role"`
+	Model        string         `json:"model"`
+	Content      []antBlock     `json:"content"`
+	StopReason   string         `json:"stop_reason"`
+	StopSequence *string        `json:"stop_sequence"`
+	Usage        antClientUsage `json:"usage"`
+}
+
+// antUsage reads Anthropic usage. Counts remember whether they were present,
+// because a stream's message_delta restates only some of them and a present
+// count overwrites while an absent one must not.
+type antUsage struct {
+	InputTokens              optCount `json:"input_tokens"`
+	CacheCreationInputTokens optCount `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     optCount `json:"cache_read_input_tokens"`
+	OutputTokens             optCount `json:"output_tokens"`
+	OutputTokensDetails      struct {
+		ThinkingTokens optCount `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// overwrite copies the counts present in u onto dst: Anthropic stream counts
+// are cumulative, never increments.
+func (u *antUsage) overwrite(dst *antUsage) {
+	for _, p := range [...][2]*optCount{
+		{&dst.InputTokens, &u.InputTokens},
+		{&dst.CacheCreationInputTokens, &u.CacheCreationInputTokens},
+		{&dst.CacheReadInputTokens, &u.CacheReadInputTokens},
+		{&dst.OutputTokens, &u.OutputTokens},
+		{&dst.OutputTokensDetails.ThinkingTokens, &u.OutputTokensDetails.ThinkingTokens},
+	} {
+		if p[1].set {
+			*p[0] = *p[1]
+		}
+	}
+}
+
+// normalised converts to Usage's convention, where input includes the cache
+// reads and writes that Anthropic's input_tokens excludes.
+func (u *antUsage) normalised() Usage {
+	in := u.InputTokens.n + u.CacheReadInputTokens.n + u.CacheCreationInputTokens.n
+	return Usage{
+		InputTokens:              in,
+		CachedInputTokens:        u.CacheReadInputTokens.n,
+		CacheCreationInputTokens: u.CacheCreationInputTokens.n,
+		OutputTokens:             u.OutputTokens.n,
+		TotalTokens:              in + u.OutputTokens.n,
+		ReasoningTokens:          u.OutputTokensDetails.ThinkingTokens.n,
+		Reported:                 u.InputTokens.set || u.OutputTokens.set,
+	}
+}
+
+// antClientUsage is usage as written for an Anthropic client.
+type antClientUsage struct {
+	InputTokens              uint64 `json:"input_tokens"`
+	CacheCreationInputTokens uint64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     uint64 `json:"cache_read_input_tokens"`
+	OutputTokens             uint64 `json:"output_tokens"`
+}
+
+// anthropicUsage renders usage for an Anthropic client: input_tokens excludes
+// the cached reads. Cache writes stay inside input_tokens and reasoning is not
+// split out (usage_details).
+func anthropicUsage(u Usage) antClientUsage {
+	return antClientUsage{
+		InputTokens:          u.InputTokens - min(u.CachedInputTokens, u.InputTokens),
+		CacheReadInputTokens: u.CachedInputTokens,
+		OutputTokens:         u.OutputTokens,
+	}
+}
+
+// optCount is a token count that remembers whether it was present. It
+// decodes without allocating, since stream events carry usage.
+type optCount struct {
+	n   uint64
+	set bool
+}
+
+var errBadCount = errors.New("token count must be a non-negative integer")
+
+func (c *optCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return errBadCount
+	}
+	var n uint64
+	for _, d := range b {
+		if d < '0' || d > '9' {
+			return errBadCount
+		}
+		n = n*10 + uint64(d-'0')
+	}
+	*c = optCount{n: n, set: true}
+	return nil
+}
+
+// antError is the Anthropic error envelope.
+type antError struct {
+	Type  string       `json:"type"`
+	Error antErrorBody `json:"error"`
+}
+
+type antErrorBody struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
