@@ -129,7 +129,7 @@ func (p *planner) table(env envelope) int {
 			}
 			pl := plan.Plan{
 				Candidates: p.in.candidates(cands), Skips: p.in.skips(skips),
-				NativeOnly: nativeOnly(cands, route), Listed: len(cands) > 0,
+				NativeOnly: nativeOnly(cands), Listed: len(cands) > 0,
 			}
 			entries = append(entries, plan.Entry{Route: route, Model: name, Plan: p.in.plan(pl)})
 		}
@@ -159,9 +159,13 @@ func envelopeSkips(skips []plan.Skip) bool {
 	return false
 }
 
-func nativeOnly(cands []plan.Candidate, route plan.Route) bool {
+// nativeOnly reports whether every candidate is a native channel of the
+// inbound dialect (a route's options only hold channels of its dialect,
+// and translation candidates are their own tier), so the capability read
+// can be skipped.
+func nativeOnly(cands []plan.Candidate) bool {
 	for _, c := range cands {
-		if c.Tier != plan.TierNative || c.Translate != plan.TranslateNone || c.Translate.Upstream(route).Dialect() != route.Dialect() {
+		if c.Tier != plan.TierNative {
 			return false
 		}
 	}
