@@ -1,0 +1,57 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pistra/pistra/compiler"
+)
+
+// benchKey is the client key the load sends through pistrad.
+const benchKey = "sk-pistra-bench"
+
+// benchPolicy serves the fake as one OpenAI provider; "fast" is an alias,
+// so every request through pistrad has its model rewritten.
+const benchPolicy = `package pistra
+
+providers: fake: {
+	base_url:       %q
+	credential_env: "PISTRA_BENCH_UPSTREAM_KEY"
+	models: "gpt-4o-mini": {}
+	aliases: fast: "gpt-4o-mini"
+	channels: native: {dialect: "openai", tier: "native"}
+	timeout: "30s"
+}
+
+profiles: default: {}
+
+keys: [{name: "bench", profile: "default", hash: "sha256:%x"}]
+`
+
+// writeBundle compiles the benchmark policy for an upstream at baseURL and
+// writes bundle.json into dir.
+func writeBundle(dir, baseURL string) (string, error) {
+	src := filepath.Join(dir, "policy")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	cue := fmt.Sprintf(benchPolicy, baseURL, sha256Sum(benchKey))
+	if err := os.WriteFile(filepath.Join(src, "policy.cue"), []byte(cue), 0o644); err != nil {
+		return "", err
+	}
+	g, err := compiler.Compile(src)
+	if err != nil {
+		return "", fmt.Errorf("compile the benchmark policy: %w", err)
+	}
+	b, err := json.Marshal(g)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "bundle.json")
+	return path, os.WriteFile(path, b, 0o644)
+}
+
+func sha256Sum(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }

@@ -1,0 +1,136 @@
+// Command pistrad is the pistra gateway daemon. It serves the decision graph
+// compiled into it (gen/) or, with --bundle, a bundle.json built by the same
+// pistrac, on a public listener (OpenAI and Anthropic dialects) and an admin
+// listener authenticated with $PISTRA_ADMIN_TOKEN.
+//
+// Signals: SIGHUP reloads the policy (a bad one is refused and the running
+// one keeps serving); SIGINT and SIGTERM stop accepting connections, let
+// in-flight requests finish within --shutdown-grace, and exit.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/pistra/pistra/gen"
+	"github.com/pistra/pistra/runtime/bundle"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/server"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "pistrad:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	opts       server.Options
+	bundle     string
+	grace      time.Duration
+	logLevel   slog.Level
+	logFlushes time.Duration
+}
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("pistrad", flag.ContinueOnError)
+	fs.StringVar(&c.bundle, "bundle", "", "serve this bundle.json instead of the compiled-in policy")
+	fs.StringVar(&c.opts.PublicAddr, "listen", "127.0.0.1:8080", "public listener address")
+	fs.StringVar(&c.opts.AdminAddr, "admin-listen", "127.0.0.1:8081", "admin listener address")
+	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body-bytes", 32<<20, "largest request body accepted")
+	fs.DurationVar(&c.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
+	fs.DurationVar(&c.opts.MaxRetryWait, "max-retry-wait", 10*time.Second, "cap on a retry's backoff or retry-after")
+	c.opts.Transport = proxy.DefaultTransportOptions
+	fs.IntVar(&c.opts.Transport.MaxIdleConnsPerHost, "max-idle-conns-per-host", c.opts.Transport.MaxIdleConnsPerHost,
+		"idle upstream connections kept per host; size it to the expected concurrency")
+	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
+	fs.DurationVar(&c.logFlushes, "log-flush-interval", 200*time.Millisecond,
+		"how often buffered log lines are written to stderr (0: every line at once)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return c, nil
+}
+
+func run(args []string) error {
+	c, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	var logOut io.Writer = os.Stderr
+	if c.logFlushes > 0 {
+		sink := newLogSink(os.Stderr, c.logFlushes)
+		defer sink.Close()
+		logOut = sink
+	}
+	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: c.logLevel}))
+	c.opts.Logger = log
+	c.opts.AdminToken = os.Getenv("PISTRA_ADMIN_TOKEN")
+	c.opts.Load = loader(c.bundle)
+	srv, err := server.New(c.opts)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	return serveUntilSignal(srv, log, c.grace)
+}
+
+// loader reads the bundle file on every call, so a reload picks up a
+// rewritten file; without --bundle it serves the compiled-in graph.
+func loader(path string) server.Loader {
+	if path == "" {
+		return func() (*plan.Graph, string, error) { return gen.Graph, "compiled-in", nil }
+	}
+	return func() (*plan.Graph, string, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, path, err
+		}
+		g, err := bundle.Load(b)
+		return g, path, err
+	}
+}
+
+func serveUntilSignal(srv *server.Server, log *slog.Logger, grace time.Duration) error {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	for {
+		select {
+		case err := <-srv.Errors():
+			return err
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				_ = srv.Reload() // logged by the server; the old policy keeps serving
+				continue
+			}
+			log.Info("shutting down", "signal", sig.String(), "grace", grace.String())
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			if err := srv.Shutdown(ctx); err != nil {
+				if errors.Is(err, context.DeadlineExceeded) {
+					return fmt.Errorf("in-flight requests outlived --shutdown-grace %s and were cut", grace)
+				}
+				return err
+			}
+			log.Info("stopped")
+			return nil
+		}
+	}
+}

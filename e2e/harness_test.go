@@ -1,0 +1,278 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/pistra/pistra/compiler"
+	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/runtime/bundle"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/server"
+)
+
+// Credentials used by the tests. The upstream secrets must never be seen
+// by a fake provider other than their own, nor appear in a log.
+const (
+	keyDefault = "sk-e2e-default"
+	keyLimited = "sk-e2e-limited"
+	keyMetered = "sk-e2e-metered"
+	adminToken = "e2e-admin-token"
+
+	secretOpenAI    = "sk-upstream-openai-secret"
+	secretBackup    = "sk-upstream-backup-secret"
+	secretAnthropic = "sk-upstream-anthropic-secret"
+)
+
+var upstreamEnv = map[string]string{
+	"E2E_OPENAI_KEY":    secretOpenAI,
+	"E2E_BACKUP_KEY":    secretBackup,
+	"E2E_ANTHROPIC_KEY": secretAnthropic,
+}
+
+// policyTemplate is the catalog and policy the tests serve. up-openai fails
+// over to backup-openai, which resolves the aliases its own way; dead
+// points at a closed port.
+const policyTemplate = `package pistra
+
+providers: {
+	"up-openai": {
+		base_url:       "{{.OpenAI}}"
+		credential_env: "E2E_OPENAI_KEY"
+		models: {"gpt-4o-mini": {}, "text-embedding-3-small": {}, "gpt-3.5-turbo-instruct": {}}
+		aliases: fast: "gpt-4o-mini"
+		channels: native: {dialect: "openai", tier: "native"}
+		retries: {max: 1, backoff: "10ms", on: ["connect", "5xx", "429"]}
+		timeout: "2s"
+		failover: {to: ["backup-openai"], on: ["connect", "5xx", "429", "timeout"]}
+	}
+	"backup-openai": {
+		base_url:       "{{.Backup}}"
+		credential_env: "E2E_BACKUP_KEY"
+		models: {"gpt-4o-mini": {}, "backup-mini": {}}
+		aliases: {fast: "backup-mini", flaky: "backup-mini"}
+		channels: native: {dialect: "openai", tier: "native", routes: ["chat_completions", "responses"]}
+		timeout: "5s"
+	}
+	"dead": {
+		base_url: "{{.Dead}}"
+		models: {"dead-model": {}}
+		aliases: flaky: "dead-model"
+		channels: native: {dialect: "openai", tier: "native", routes: ["chat_completions"]}
+		retries: {max: 1, backoff: "10ms", on: ["connect"]}
+		timeout: "5s"
+		failover: {to: ["backup-openai"], on: ["connect"]}
+	}
+	"up-anthropic": {
+		base_url:       "{{.Anthropic}}"
+		credential_env: "E2E_ANTHROPIC_KEY"
+		headers: "anthropic-version": "2023-06-01"
+		models: {"claude-haiku-4-5": {max_tokens: 8192}, "claude-sonnet-4-5": {max_tokens: 8192}}
+		aliases: smart: "claude-sonnet-4-5"
+		channels: native: {dialect: "anthropic", tier: "native"}
+		retries: {max: 2, backoff: "10ms", on: ["5xx", "429"]}
+		timeout: "5s"
+	}
+}
+
+primary: {fast: "up-openai", "gpt-4o-mini": "up-openai", flaky: "dead"}
+
+profiles: {
+	default: {}
+	limited: allowed_models: ["gpt-4o-mini", "claude-haiku-4-5"]
+	metered: require_caps: ["usage_details"]
+}
+
+keys: [
+	{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"},
+	{name: "limited", profile: "limited", hash: "{{hash "sk-e2e-limited"}}"},
+	{name: "metered", profile: "metered", hash: "{{hash "sk-e2e-metered"}}"},
+{{- range .ExtraKeys}}
+	{name: "{{.}}", profile: "default", hash: "{{hash .}}"},
+{{- end}}
+]
+`
+
+// policy is what the template is filled with.
+type policy struct {
+	OpenAI, Backup, Anthropic, Dead string
+	ExtraKeys                       []string
+}
+
+func hashKey(k string) string {
+	d := sha256.Sum256([]byte(k))
+	return "sha256:" + hex.EncodeToString(d[:])
+}
+
+// env is one running gateway with its fake upstreams.
+type env struct {
+	t                         *testing.T
+	openai, backup, anthropic *fakeprovider.Server
+	policy                    policy
+	srv                       *server.Server
+	bundlePath                string
+	logs                      *syncBuffer
+	stopped                   bool
+}
+
+// start brings up three fakes, compiles the policy into a bundle file and
+// serves it on random loopback ports.
+func start(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, logs: &syncBuffer{}}
+	var openaiURL, backupURL, anthropicURL string
+	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretOpenAI})
+	e.backup, backupURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretBackup})
+	e.anthropic, anthropicURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, Key: secretAnthropic})
+	e.policy = policy{OpenAI: openaiURL, Backup: backupURL, Anthropic: anthropicURL, Dead: "http://" + closedPort(t) + "/v1"}
+	e.bundlePath = filepath.Join(t.TempDir(), "bundle.json")
+	e.writeBundle(e.policy)
+
+	srv, err := server.New(server.Options{
+		PublicAddr:   "127.0.0.1:0",
+		AdminAddr:    "127.0.0.1:0",
+		AdminToken:   adminToken,
+		MaxBodyBytes: 1 << 20,
+		Load:         e.loadBundle,
+		LookupEnv:    func(k string) (string, bool) { v, ok := upstreamEnv[k]; return v, ok },
+		Logger:       slog.New(slog.NewJSONHandler(e.logs, nil)),
+		MaxRetryWait: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.srv = srv
+	t.Cleanup(e.stop)
+	return e
+}
+
+func (e *env) stop() {
+	if !e.stopped {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.srv.Shutdown(ctx); err != nil {
+			e.t.Errorf("shutdown: %v", err)
+		}
+		e.stopped = true
+	}
+	logs := e.logs.String()
+	for _, secret := range upstreamEnv {
+		if strings.Contains(logs, secret) {
+			e.t.Errorf("an upstream secret appears in the logs")
+		}
+	}
+	for _, key := range []string{keyDefault, keyLimited, keyMetered} {
+		if strings.Contains(logs, key) {
+			e.t.Errorf("a client key appears in the logs")
+		}
+	}
+	if e.t.Failed() {
+		e.t.Logf("pistrad logs:\n%s", logs)
+	}
+}
+
+// writeBundle compiles p and writes it where the gateway loads it from.
+func (e *env) writeBundle(p policy) {
+	e.t.Helper()
+	g := compilePolicy(e.t, p)
+	b, err := json.Marshal(g)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(e.bundlePath, b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) loadBundle() (*plan.Graph, string, error) {
+	b, err := os.ReadFile(e.bundlePath)
+	if err != nil {
+		return nil, e.bundlePath, err
+	}
+	g, err := bundle.Load(b)
+	return g, e.bundlePath, err
+}
+
+func compilePolicy(t *testing.T, p policy) *plan.Graph {
+	t.Helper()
+	dir := t.TempDir()
+	tmpl := template.Must(template.New("policy").Funcs(template.FuncMap{"hash": hashKey}).Parse(policyTemplate))
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "policy.cue"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := compiler.Compile(dir)
+	if err != nil {
+		t.Fatalf("compile the test policy: %v", err)
+	}
+	return g
+}
+
+// closedPort returns an address nothing listens on.
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// baseURL is the gateway as the OpenAI SDK wants it.
+func (e *env) baseURL() string { return "http://" + e.srv.PublicAddr() + "/v1/" }
+
+// rootURL is the gateway as the Anthropic SDK wants it.
+func (e *env) rootURL() string { return "http://" + e.srv.PublicAddr() + "/" }
+
+// adminDo sends an authenticated admin request.
+func (e *env) adminDo(method, path string) *http.Response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, "http://"+e.srv.AdminAddr()+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp
+}
+
+// syncBuffer collects the gateway's logs from concurrent handlers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,87 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"testing"
+
+	"github.com/pistra/pistra/runtime/dialect"
+)
+
+func TestWriteErrorShape(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Dialect{}.WriteError(rec, "req_1", dialect.Errorf(http.StatusRequestEntityTooLarge, dialect.CodeRequestTooLarge, "too big"))
+	if rec.Code != http.StatusRequestEntityTooLarge || rec.Header().Get("request-id") != "req_1" {
+		t.Fatalf("status %d, request-id %q", rec.Code, rec.Header().Get("request-id"))
+	}
+	var got struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+			Details struct {
+				ErrorCode string `json:"error_code"`
+			} `json:"details"`
+		} `json:"error"`
+		RequestID string `json:"request_id"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Type != "error" || got.Error.Type != "request_too_large" || got.Error.Message != "too big" ||
+		got.Error.Details.ErrorCode != "request_too_large" || got.RequestID != "req_1" {
+		t.Fatalf("body %s", rec.Body)
+	}
+}
+
+func TestPaging(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	tests := []struct {
+		query string
+		want  []string
+		more  bool
+	}{
+		{"", names, false},
+		{"limit=2", []string{"a", "b"}, true},
+		{"limit=2&after_id=b", []string{"c", "d"}, true},
+		{"limit=2&after_id=d", []string{"e"}, false},
+		{"limit=2&before_id=d", []string{"b", "c"}, true},
+		{"limit=5&before_id=c", []string{"a", "b"}, false},
+		{"after_id=zz", []string{}, false},
+		{"limit=0", names, false},
+		{"limit=junk", names, false},
+	}
+	for _, tt := range tests {
+		q, _ := url.ParseQuery(tt.query)
+		rec := httptest.NewRecorder()
+		Dialect{}.WriteModelList(rec, names, q)
+		var got struct {
+			Data []struct {
+				Type string `json:"type"`
+				ID   string `json:"id"`
+			} `json:"data"`
+			HasMore bool    `json:"has_more"`
+			FirstID *string `json:"first_id"`
+			LastID  *string `json:"last_id"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{}
+		for _, m := range got.Data {
+			if m.Type != "model" {
+				t.Errorf("%s: type %q", tt.query, m.Type)
+			}
+			ids = append(ids, m.ID)
+		}
+		if !slices.Equal(ids, tt.want) || got.HasMore != tt.more {
+			t.Errorf("%q: got %v more=%v, want %v more=%v", tt.query, ids, got.HasMore, tt.want, tt.more)
+		}
+		if len(ids) > 0 && (*got.FirstID != ids[0] || *got.LastID != ids[len(ids)-1]) {
+			t.Errorf("%q: first/last %s/%s", tt.query, *got.FirstID, *got.LastID)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+// Package dialect holds what both client dialects share: the stable pistra
+// error codes, the error value every dialect renders in its own shape, the
+// interface each dialect implements, and the targeted read and rewrite of
+// the top-level "model" field of a request body.
+package dialect
+
+import "fmt"
+
+// Code is a stable, machine-readable pistra error code. Clients branch on
+// it: OpenAI-dialect errors carry it in error.code, Anthropic-dialect errors
+// in error.details.error_code. Messages may change; codes do not.
+type Code string
+
+// Every code pistrad answers with, and the status it goes with.
+const (
+	// CodeMissingAPIKey (401): no Authorization: Bearer or x-api-key header.
+	CodeMissingAPIKey Code = "missing_api_key"
+	// CodeInvalidAPIKey (401): the key names no profile.
+	CodeInvalidAPIKey Code = "invalid_api_key"
+	// CodeMissingVersion (400): /v1/messages without anthropic-version.
+	CodeMissingVersion Code = "missing_anthropic_version"
+	// CodeInvalidVersion (400): anthropic-version is not a YYYY-MM-DD date.
+	CodeInvalidVersion Code = "invalid_anthropic_version"
+	// CodeMethodNotAllowed (405): the path exists, the method does not.
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	// CodeUnsupportedMediaType (415): the body is declared as something
+	// other than application/json.
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
+	// CodeRequestTooLarge (413): the body exceeds the configured bound.
+	CodeRequestTooLarge Code = "request_too_large"
+	// CodeInvalidJSON (400): the body is not a JSON object.
+	CodeInvalidJSON Code = "invalid_json"
+	// CodeMissingModel (400): the body has no top-level "model".
+	CodeMissingModel Code = "missing_model"
+	// CodeInvalidModel (400): "model" is not a string, or appears twice.
+	CodeInvalidModel Code = "invalid_model"
+	// CodeRouteNotFound (404): no such path.
+	CodeRouteNotFound Code = "route_not_found"
+	// CodeModelNotFound (404): the catalog serves no model by that name.
+	CodeModelNotFound Code = "model_not_found"
+	// CodeModelNotAllowed (403): the catalog serves it, the key's profile
+	// may not use it.
+	CodeModelNotAllowed Code = "model_not_allowed"
+	// CodeModelNotOnRoute (404): the model exists for the key, but not on
+	// this route (an embedding model on chat completions, say).
+	CodeModelNotOnRoute Code = "model_not_on_route"
+	// CodeNoCandidate (403): the policy ruled out every way of serving the
+	// model for this profile; the message lists why.
+	CodeNoCandidate Code = "no_candidate"
+	// CodeFidelityLoss (400): every candidate would drop a capability the
+	// request uses and the profile rejects lossy serving.
+	CodeFidelityLoss Code = "fidelity_loss"
+	// CodeUnsupportedCandidate (501): the remaining candidates need a path
+	// this build does not serve yet (translation, pools).
+	CodeUnsupportedCandidate Code = "unsupported_candidate"
+	// CodeUpstreamUnreachable (502): no upstream could be reached.
+	CodeUpstreamUnreachable Code = "upstream_unreachable"
+	// CodeUpstreamTimeout (504): the upstream did not answer within the
+	// provider's timeout.
+	CodeUpstreamTimeout Code = "upstream_timeout"
+	// CodeNotReady (503): no policy snapshot is active yet.
+	CodeNotReady Code = "not_ready"
+	// CodeInternal (500): a bug in pistrad; the request id finds the log.
+	CodeInternal Code = "internal_error"
+)
+
+// Error is a gateway-originated error, rendered by each dialect in its own
+// shape.
+type Error struct {
+	Status  int
+	Code    Code
+	Message string
+	// Param names the offending request field, when there is one.
+	Param string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+// Errorf builds an Error with a formatted message.
+func Errorf(status int, code Code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}

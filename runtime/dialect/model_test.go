@@ -1,0 +1,93 @@
+package dialect
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestFindModel(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want string
+		err  error
+	}{
+		{"first key", `{"model":"gpt-4o","messages":[]}`, "gpt-4o", nil},
+		{"after nested values", `{"messages":[{"role":"user","content":"{\"model\":\"x\"}"}],"n":1,"stream":true,"x":null, "model" : "fast" }`, "fast", nil},
+		{"nested model ignored", `{"metadata":{"model":"inner"},"model":"outer"}`, "outer", nil},
+		{"escaped key", `{"mod\u0065l":"m1"}`, "m1", nil},
+		{"escaped value", `{"model":"a\"b\\c\u00e9"}`, "a\"b\\cé", nil},
+		{"invalid utf-8 decoded as encoding/json does", "{\"model\":\"\x91\"}", "\uFFFD", nil},
+		{"number values", `{"t":-1.5e3,"model":"m","k":true}`, "m", nil},
+		{"missing", `{"messages":[]}`, "", ErrNoModel},
+		{"empty object", `{}`, "", ErrNoModel},
+		{"not a string", `{"model":42}`, "", ErrModelNotString},
+		{"null model", `{"model":null}`, "", ErrModelNotString},
+		{"duplicate", `{"model":"a","model":"b"}`, "", ErrDuplicateModel},
+		{"array body", `[{"model":"a"}]`, "", ErrNotObject},
+		{"string body", `"model"`, "", ErrNotObject},
+		{"truncated", `{"model":"a"`, "", ErrNotObject},
+		{"empty", ``, "", ErrNotObject},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := FindModel([]byte(tt.body))
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err = %v, want %v", err, tt.err)
+			}
+			if err == nil && f.Name != tt.want {
+				t.Fatalf("name = %q, want %q", f.Name, tt.want)
+			}
+		})
+	}
+}
+
+func TestAppendWithModelEditsOnlyTheValue(t *testing.T) {
+	body := []byte(`{ "stream" : true , "model" : "fast" , "messages":[{"content":"model"}]}`)
+	f, err := FindModel(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(AppendWithModel(nil, body, f, `gpt-4o-mini"x`))
+	want := `{ "stream" : true , "model" : "gpt-4o-mini\"x" , "messages":[{"content":"model"}]}`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestAppendStringIsJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", "quote\"back\\slash", "ctl\x00\x1f\n", "ünï"} {
+		var back string
+		if err := json.Unmarshal(AppendString(nil, s), &back); err != nil || back != s {
+			t.Errorf("AppendString(%q) round-trips to %q, %v", s, back, err)
+		}
+	}
+}
+
+// FuzzFindModel checks the scanner against encoding/json on valid bodies and
+// that it never panics on anything.
+func FuzzFindModel(f *testing.F) {
+	for _, s := range []string{`{"model":"a"}`, `{"a":[1,{"model":"x"}],"model":"b\n"}`, `{"model":1}`, `[]`, `{"m":"\\"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		mf, err := FindModel(b)
+		if err != nil || !json.Valid(b) {
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			t.Fatalf("valid JSON with a model did not decode as an object: %s", b)
+		}
+		var name string
+		if json.Unmarshal(m["model"], &name) != nil || name != mf.Name {
+			t.Fatalf("scanner read %q, encoding/json %s", mf.Name, m["model"])
+		}
+		out := AppendWithModel(nil, b, mf, "swapped")
+		var m2 map[string]json.RawMessage
+		if json.Unmarshal(out, &m2) != nil || string(m2["model"]) != `"swapped"` {
+			t.Fatalf("rewrite broke the body: %s", out)
+		}
+	})
+}

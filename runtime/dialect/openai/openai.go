@@ -1,0 +1,96 @@
+// Package openai renders gateway answers in the OpenAI wire shapes: the
+// {"error":{...}} error object and the models list.
+package openai
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+
+	"github.com/pistra/pistra/runtime/dialect"
+)
+
+// Dialect is the OpenAI dialect.
+type Dialect struct{}
+
+var _ dialect.Writer = Dialect{}
+
+// RequestIDHeader is where the OpenAI SDKs read err.requestID from.
+func (Dialect) RequestIDHeader() string { return "x-request-id" }
+
+type errorBody struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    string  `json:"code"`
+}
+
+// WriteError answers with {"error":{"message","type","param","code"}}; the
+// pistra code goes in code, which the SDKs surface as err.Code.
+func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Error) {
+	obj := errorObject{Message: e.Message, Type: errorType(e.Status), Code: string(e.Code)}
+	if e.Param != "" {
+		obj.Param = &e.Param
+	}
+	b, _ := json.Marshal(errorBody{Error: obj}) // strings only: cannot fail
+	w.Header().Set("x-request-id", requestID)
+	dialect.WriteJSON(w, e.Status, b)
+}
+
+// errorType follows the types OpenAI itself returns for each status.
+func errorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusNotFound:
+		return "not_found_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	default:
+		return "invalid_request_error"
+	}
+}
+
+type model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+type modelList struct {
+	Object string  `json:"object"`
+	Data   []model `json:"data"`
+}
+
+// ownedBy is what the gateway reports as a model's owner: the name is
+// served by pistra, whichever provider answers it on a given request.
+const ownedBy = "pistra"
+
+// WriteModelList answers {"object":"list","data":[...]}; OpenAI's list is
+// not paged, so q is unused.
+func (Dialect) WriteModelList(w http.ResponseWriter, names []string, _ url.Values) {
+	list := modelList{Object: "list", Data: make([]model, len(names))}
+	for i, n := range names {
+		list.Data[i] = model{ID: n, Object: "model", OwnedBy: ownedBy}
+	}
+	writeValue(w, list)
+}
+
+// WriteModel answers one model object.
+func (Dialect) WriteModel(w http.ResponseWriter, name string) {
+	writeValue(w, model{ID: name, Object: "model", OwnedBy: ownedBy})
+}
+
+func writeValue(w http.ResponseWriter, v any) {
+	b, _ := json.Marshal(v) // fixed struct of strings and ints: cannot fail
+	dialect.WriteJSON(w, http.StatusOK, b)
+}

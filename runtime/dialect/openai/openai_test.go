@@ -1,0 +1,65 @@
+package openai
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/pistra/pistra/runtime/dialect"
+)
+
+func TestWriteErrorShape(t *testing.T) {
+	tests := []struct {
+		err      *dialect.Error
+		wantType string
+	}{
+		{&dialect.Error{Status: 404, Code: dialect.CodeModelNotFound, Message: "no such model", Param: "model"}, "not_found_error"},
+		{&dialect.Error{Status: 401, Code: dialect.CodeInvalidAPIKey, Message: "bad key"}, "authentication_error"},
+		{&dialect.Error{Status: 502, Code: dialect.CodeUpstreamUnreachable, Message: "down"}, "server_error"},
+		{&dialect.Error{Status: 415, Code: dialect.CodeUnsupportedMediaType, Message: "json only"}, "invalid_request_error"},
+	}
+	for _, tt := range tests {
+		rec := httptest.NewRecorder()
+		Dialect{}.WriteError(rec, "req_9", tt.err)
+		var got struct {
+			Error struct {
+				Message string  `json:"message"`
+				Type    string  `json:"type"`
+				Param   *string `json:"param"`
+				Code    string  `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		e := got.Error
+		if rec.Code != tt.err.Status || e.Code != string(tt.err.Code) || e.Type != tt.wantType || e.Message != tt.err.Message {
+			t.Errorf("%d: body %s", rec.Code, rec.Body)
+		}
+		if (e.Param == nil) != (tt.err.Param == "") {
+			t.Errorf("param %v for %q", e.Param, tt.err.Param)
+		}
+		if rec.Header().Get("x-request-id") != "req_9" || rec.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("headers %v", rec.Header())
+		}
+	}
+}
+
+func TestModelList(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Dialect{}.WriteModelList(rec, []string{"fast", "gpt-4o"}, nil)
+	var got struct {
+		Object string `json:"object"`
+		Data   []struct {
+			ID     string `json:"id"`
+			Object string `json:"object"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != http.StatusOK || got.Object != "list" || len(got.Data) != 2 || got.Data[1].ID != "gpt-4o" || got.Data[0].Object != "model" {
+		t.Fatalf("body %s", rec.Body)
+	}
+}

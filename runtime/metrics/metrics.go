@@ -1,0 +1,116 @@
+// Package metrics defines pistrad's Prometheus series. Names and labels are
+// part of the product contract; change them deliberately.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// NoProvider is the provider label of a request no upstream answered
+// (refused by the gateway, or every attempt failed to connect).
+const NoProvider = "none"
+
+// Metrics is one registry of pistrad's series. Each server gets its own, so
+// several can run in one process (tests) without colliding.
+type Metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	retries   *prometheus.CounterVec
+	failovers *prometheus.CounterVec
+	panics    prometheus.Counter
+	reloads   *prometheus.CounterVec
+}
+
+// New registers every series on a fresh registry, with the Go runtime and
+// process collectors beside them.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_requests_total",
+			Help: "Client requests answered, by inbound route, serving provider and HTTP status.",
+		}, []string{"route", "provider", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pistra_request_duration_seconds",
+			Help:    "Time from request arrival to the last byte relayed, by inbound route, serving provider and HTTP status.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
+		}, []string{"route", "provider", "code"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_retry_total",
+			Help: "Attempts re-sent to the same provider after a wait, by failure class.",
+		}, []string{"provider", "reason"}),
+		failovers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_failover_total",
+			Help: "Requests moved from one provider to another, by failure class.",
+		}, []string{"from", "to", "reason"}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pistra_panics_total",
+			Help: "Requests whose handler panicked and was recovered (each one is a bug).",
+		}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_reloads_total",
+			Help: "Policy bundle reloads, by result (applied or refused).",
+		}, []string{"result"}),
+	}
+	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.panics, m.reloads,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry exposes the registry, for tests that read values back.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Request records one answered request.
+func (m *Metrics) Request(route, provider string, status int, d time.Duration) {
+	code := statusLabel(status)
+	m.requests.WithLabelValues(route, provider, code).Inc()
+	m.duration.WithLabelValues(route, provider, code).Observe(d.Seconds())
+}
+
+// Retry records an attempt re-sent to provider after a failure of class reason.
+func (m *Metrics) Retry(provider, reason string) { m.retries.WithLabelValues(provider, reason).Inc() }
+
+// Failover records a request moved from one provider to another.
+func (m *Metrics) Failover(from, to, reason string) {
+	m.failovers.WithLabelValues(from, to, reason).Inc()
+}
+
+// Panic records a recovered handler panic.
+func (m *Metrics) Panic() { m.panics.Inc() }
+
+// Reload records a reload attempt; applied is false when it was refused.
+func (m *Metrics) Reload(applied bool) {
+	result := "refused"
+	if applied {
+		result = "applied"
+	}
+	m.reloads.WithLabelValues(result).Inc()
+}
+
+// statusLabels holds the label of every valid status, so the hot path does
+// not format one per request.
+var statusLabels = func() (out [600]string) {
+	for i := 100; i < len(out); i++ {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
+
+func statusLabel(status int) string {
+	if status >= 100 && status < len(statusLabels) {
+		return statusLabels[status]
+	}
+	return strconv.Itoa(status)
+}

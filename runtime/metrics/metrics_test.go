@@ -1,0 +1,38 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExposition checks the series names and labels the product contract
+// fixes, as a scraper sees them.
+func TestExposition(t *testing.T) {
+	m := New()
+	m.Request("chat_completions", "openai", 200, 30*time.Millisecond)
+	m.Request("messages", NoProvider, 1000, time.Millisecond) // out of table: still labelled
+	m.Retry("openai", "5xx")
+	m.Failover("openai", "anthropic", "429")
+	m.Panic()
+	m.Reload(false)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`pistra_requests_total{code="200",provider="openai",route="chat_completions"} 1`,
+		`pistra_requests_total{code="1000",provider="none",route="messages"} 1`,
+		`pistra_request_duration_seconds_bucket{code="200",provider="openai",route="chat_completions",le="0.05"} 1`,
+		`pistra_retry_total{provider="openai",reason="5xx"} 1`,
+		`pistra_failover_total{from="openai",reason="429",to="anthropic"} 1`,
+		`pistra_panics_total 1`,
+		`pistra_reloads_total{result="refused"} 1`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("exposition lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// attempt is one upstream request and what came of it.
+type attempt struct {
+	up    *Upstream
+	cand  *plan.Candidate
+	class class
+	// resp is set whenever the upstream answered, failed or not; its body
+	// is open until discard or relay.
+	resp   *http.Response
+	err    error
+	cancel context.CancelCauseFunc
+}
+
+// errTimeout is the cancel cause of an attempt that ran out of time.
+var errTimeout = errors.New("upstream timeout")
+
+// send makes one attempt on candidate c. The provider's timeout bounds the
+// wait for the response status and headers; once they are in, the body is
+// relayed for as long as it takes.
+func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
+	a := &attempt{up: up, cand: c}
+	ctx, cancel := context.WithCancelCause(x.Body.traced(x.Client.Context()))
+	a.cancel = cancel
+	var timer *time.Timer
+	if up.timeout > 0 {
+		timer = time.AfterFunc(up.timeout, func() { cancel(errTimeout) })
+	}
+	req := newRequest(ctx, x, up, up.URL(c, x.Route), x.Body.forModel(c.Model))
+	resp, err := p.Transport.RoundTrip(req)
+	if timer != nil && !timer.Stop() {
+		// The timeout fired: whatever came back is already cancelled.
+		if resp != nil {
+			resp.Body.Close()
+		}
+		resp, err = nil, errTimeout
+	}
+	switch {
+	case x.Client.Context().Err() != nil:
+		a.class, a.err = classCanceled, context.Cause(x.Client.Context())
+		if resp != nil {
+			resp.Body.Close()
+		}
+	case err != nil:
+		a.class, a.err = classConnect, err
+		if errors.Is(err, errTimeout) || errors.Is(context.Cause(ctx), errTimeout) {
+			a.class = classTimeout
+		}
+	default:
+		a.resp, a.class = resp, classify(resp.StatusCode)
+		if a.class != classNone {
+			a.err = errors.New(resp.Status)
+		}
+	}
+	return a
+}
+
+// discard drops a failed attempt: its body is drained a little so the
+// connection can go back to the pool, then closed.
+func (a *attempt) discard() {
+	if a.resp != nil {
+		_, _ = io.CopyN(io.Discard, a.resp.Body, 64<<10)
+	}
+	a.finish()
+}
+
+// finish closes the attempt's body and releases its context.
+func (a *attempt) finish() {
+	if a.resp != nil {
+		a.resp.Body.Close()
+		a.resp = nil
+	}
+	if a.cancel != nil {
+		a.cancel(context.Canceled)
+	}
+}
+
+// upstreamSaysNoRetry honours x-should-retry: false, which the providers
+// send when a retry cannot succeed.
+func (a *attempt) upstreamSaysNoRetry() bool {
+	return a.resp != nil && a.resp.Header.Get("X-Should-Retry") == "false"
+}
+
+// retryAfter reads retry-after-ms (milliseconds, fractional allowed), then
+// retry-after (seconds or an HTTP date), as the SDKs do.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, t.Sub(now)), true
+	}
+	return 0, false
+}

@@ -1,0 +1,120 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pistra/pistra/runtime/dialect"
+)
+
+// bufferPool holds request-body buffers. Buffers that grew past
+// maxPooledBuffer are left to the collector so one huge request does not
+// pin its memory in the pool.
+var bufferPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+const maxPooledBuffer = 1 << 20
+
+// GetBuffer takes an empty buffer from the pool.
+func GetBuffer() *[]byte { return bufferPool.Get().(*[]byte) }
+
+// PutBuffer returns b to the pool; nothing may use it afterwards.
+func PutBuffer(b *[]byte) {
+	if cap(*b) > maxPooledBuffer {
+		return
+	}
+	*b = (*b)[:0]
+	bufferPool.Put(b)
+}
+
+// Body is a client request body held for every attempt of one request. The
+// client's bytes are never modified; a candidate whose upstream model
+// differs from the requested one gets a copy with only the model value
+// replaced.
+//
+// An http.Transport may still be writing a request body after RoundTrip
+// returns (an upstream can answer before reading it all), so Body counts
+// the upstream writes it starts and only recycles its buffers once the
+// transport has reported every one finished.
+type Body struct {
+	raw       *[]byte
+	field     dialect.ModelField
+	edit      *[]byte
+	editModel string
+	writes    *writes
+}
+
+// writes counts one request's upstream body writes still in progress. It
+// is fresh per request, so a late report from an abandoned request cannot
+// touch the next one's count.
+type writes struct {
+	pending atomic.Int32
+	trace   httptrace.ClientTrace
+}
+
+func (w *writes) wrote(httptrace.WroteRequestInfo) { w.pending.Add(-1) }
+
+// Reset makes b hold raw (a pooled buffer, now owned by b) whose model
+// value is at f.
+func (b *Body) Reset(raw *[]byte, f dialect.ModelField) {
+	b.raw, b.field, b.edit, b.editModel = raw, f, nil, ""
+	b.writes = &writes{}
+	b.writes.trace.WroteRequest = b.writes.wrote
+}
+
+// Requested is the model the client asked for.
+func (b *Body) Requested() string { return b.field.Name }
+
+// Bytes is the body as the client sent it.
+func (b *Body) Bytes() []byte { return *b.raw }
+
+// forModel returns the body to send to an upstream that calls the model
+// name.
+func (b *Body) forModel(name string) []byte {
+	if name == b.field.Name {
+		return *b.raw
+	}
+	if b.edit != nil && name == b.editModel {
+		return *b.edit
+	}
+	if b.edit == nil || b.writes.pending.Load() != 0 {
+		// A transport may still read the old copy: start a fresh one and
+		// let the collector have the old.
+		b.edit = GetBuffer()
+	}
+	*b.edit = dialect.AppendWithModel((*b.edit)[:0], *b.raw, b.field, name)
+	b.editModel = name
+	return *b.edit
+}
+
+// Release recycles b's buffers, unless an upstream write may still be
+// reading them (or never reported, as when a dial failed: those buffers go
+// to the collector instead).
+func (b *Body) Release() {
+	if b.raw == nil {
+		return
+	}
+	if b.writes.pending.Load() == 0 {
+		PutBuffer(b.raw)
+		if b.edit != nil {
+			PutBuffer(b.edit)
+		}
+	}
+	b.raw, b.edit, b.writes = nil, nil, nil
+}
+
+// traced returns ctx reporting b's finished upstream writes.
+func (b *Body) traced(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &b.writes.trace)
+}
+
+// reader returns a reader over data for one upstream write. It is an
+// io.NopCloser over a *bytes.Reader on purpose: net/http recognizes that
+// as in-memory and sends headers and body in one write.
+func (b *Body) reader(data []byte) io.ReadCloser {
+	b.writes.pending.Add(1)
+	return io.NopCloser(bytes.NewReader(data))
+}

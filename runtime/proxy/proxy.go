@@ -1,0 +1,200 @@
+// Package proxy is pistrad's attempt loop and relay: for each selected
+// candidate it builds an upstream request from scratch, retries on the same
+// provider, fails over to the next candidate when the primary provider's
+// policy allows, and relays the one answer it settles on. The status is
+// decided before any byte reaches the client, so a failure is always a real
+// status the client's SDK can act on.
+package proxy
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// Proxy forwards requests upstream. It is safe for concurrent use.
+type Proxy struct {
+	// Transport carries every upstream request; see NewTransport.
+	Transport http.RoundTripper
+	Metrics   *metrics.Metrics
+	// MaxRetryWait caps the wait before a retry, whatever the provider's
+	// backoff or the upstream's retry-after asks for.
+	MaxRetryWait time.Duration
+}
+
+// Exchange is one client request being served.
+type Exchange struct {
+	W         http.ResponseWriter
+	Client    *http.Request
+	RequestID string
+	// Route is the inbound route; each candidate's upstream route follows
+	// from it.
+	Route     plan.Route
+	Dialect   dialect.Writer
+	Body      *Body
+	Upstreams []Upstream
+	// Candidates is the plan's candidate list; Order the indexes selection
+	// chose, in attempt order.
+	Candidates []plan.Candidate
+	Order      []int
+}
+
+// Result is what happened, for the log and the metrics.
+type Result struct {
+	// Status is the status sent to the client; 499 when it left first.
+	Status int
+	// Served is the candidate whose answer was relayed, nil when the
+	// gateway answered itself.
+	Served *plan.Candidate
+	// Provider names Served's provider, or metrics.NoProvider.
+	Provider string
+	// Attempts counts upstream requests sent.
+	Attempts int
+	// Code is set when the gateway answered with its own error.
+	Code dialect.Code
+	// Err is the last failure, if any, for the log. Never holds secrets.
+	Err error
+	// Cut is true when the upstream body broke after the status was sent:
+	// the caller must abort the client connection so the client sees an
+	// error rather than a clean end.
+	Cut bool
+}
+
+// StatusClientClosed is logged and counted when the client went away
+// before an answer was sent.
+const StatusClientClosed = 499
+
+// Serve runs the attempt loop for x and relays the answer.
+func (p *Proxy) Serve(x *Exchange) Result {
+	res := Result{Provider: metrics.NoProvider}
+	moveOn := p.primaryFailover(x)
+	var last *attempt
+	for _, ci := range x.Order {
+		c := &x.Candidates[ci]
+		up := &x.Upstreams[c.Provider]
+		if !servable(c, up, x.Route) {
+			continue
+		}
+		if last != nil {
+			if !moveOn.has(last.class) {
+				break
+			}
+			if last.up != up {
+				p.Metrics.Failover(last.up.Name, up.Name, last.class.String())
+			}
+			last.discard()
+		}
+		last = p.tryCandidate(x, c, up, &res)
+		if last.class == classNone {
+			p.relay(x, last, &res)
+			return res
+		}
+		if last.class == classCanceled {
+			last.discard()
+			res.Status, res.Err = StatusClientClosed, last.err
+			return res
+		}
+	}
+	if last == nil {
+		p.answer(x, &res, dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
+			"no candidate for %q can be served by this gateway build", x.Body.Requested()))
+		return res
+	}
+	p.answerFailure(x, last, &res)
+	return res
+}
+
+// servable is the one place that passes over candidates this build cannot
+// serve yet: translated candidates (issue 5 wires the translator here) and
+// providers without a fixed URL (pools).
+func servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
+	return c.Translate == plan.TranslateNone && up.URL(c, inbound) != nil
+}
+
+// primaryFailover is the failover policy that governs the whole request:
+// the primary provider's, even while a failover candidate is being tried.
+func (p *Proxy) primaryFailover(x *Exchange) classSet {
+	for _, ci := range x.Order {
+		if c := &x.Candidates[ci]; c.Primary {
+			return x.Upstreams[c.Provider].failover
+		}
+	}
+	if len(x.Order) > 0 {
+		return x.Upstreams[x.Candidates[x.Order[0]].Provider].failover
+	}
+	return 0
+}
+
+// tryCandidate sends c, retrying on the same provider while its retry
+// policy allows, and returns the last attempt.
+func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *Upstream, res *Result) *attempt {
+	for try := 0; ; try++ {
+		a := p.send(x, c, up)
+		res.Attempts++
+		if a.class == classNone || a.class == classCanceled {
+			return a
+		}
+		if try >= up.retryMax || !up.retryOn.has(a.class) || a.upstreamSaysNoRetry() {
+			return a
+		}
+		wait := p.retryWait(up, try, a)
+		a.discard()
+		p.Metrics.Retry(up.Name, a.class.String())
+		if !sleep(x.Client, wait) {
+			return &attempt{class: classCanceled, err: x.Client.Context().Err()}
+		}
+	}
+}
+
+// retryWait is the provider's backoff, doubled per retry, or what the
+// upstream asked for in retry-after(-ms), capped at MaxRetryWait.
+func (p *Proxy) retryWait(up *Upstream, try int, a *attempt) time.Duration {
+	d := up.backoff << min(try, 16)
+	if a.resp != nil {
+		if ra, ok := retryAfter(a.resp.Header, time.Now()); ok {
+			d = ra
+		}
+	}
+	return min(d, p.MaxRetryWait)
+}
+
+func sleep(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return r.Context().Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// answerFailure answers after the last attempt failed: the upstream's own
+// error when there was one (same dialect, so the client's SDK reads it as
+// it would from the provider), else a gateway error naming the class.
+func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *Result) {
+	res.Err = last.err
+	if last.resp != nil {
+		p.relay(x, last, res)
+		return
+	}
+	last.discard()
+	if last.class == classTimeout {
+		p.answer(x, res, dialect.Errorf(http.StatusGatewayTimeout, dialect.CodeUpstreamTimeout,
+			"provider %q did not answer within its timeout", last.up.Name))
+		return
+	}
+	p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamUnreachable,
+		"provider %q could not be reached", last.up.Name))
+}
+
+func (p *Proxy) answer(x *Exchange, res *Result, e *dialect.Error) {
+	res.Status, res.Code = e.Status, e.Code
+	x.Dialect.WriteError(x.W, x.RequestID, e)
+}

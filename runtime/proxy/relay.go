@@ -1,0 +1,105 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// relayedHeader reports whether an upstream response header goes to the
+// client: the ones the SDKs act on (request id, retry hints, rate-limit
+// state, processing time), the content type, and the content encoding
+// (bodies pass through undecoded, so an encoding an upstream applied
+// unasked must travel with them). Everything else, hop-by-hop headers
+// included, stays behind.
+func relayedHeader(k string) bool {
+	switch k {
+	case "Content-Type", "Content-Encoding", "X-Request-Id", "Request-Id", "Retry-After", "Retry-After-Ms",
+		"X-Should-Retry", "Openai-Processing-Ms":
+		return true
+	}
+	return strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-")
+}
+
+// Response headers pistrad adds, naming what served the request.
+const (
+	HeaderProvider      = "Pistra-Provider"
+	HeaderChannelOrigin = "Pistra-Channel-Origin"
+)
+
+// copyPool holds relay buffers: one per response in flight, none per chunk.
+var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+// relay sends the attempt's response to the client: status and headers
+// first, then the body as it arrives, flushed after every read when it is
+// an event stream.
+func (p *Proxy) relay(x *Exchange, a *attempt, res *Result) {
+	defer a.finish()
+	resp := a.resp
+	h := x.W.Header()
+	for k, vs := range resp.Header {
+		if relayedHeader(k) {
+			h[k] = vs
+		}
+	}
+	if idKey := x.Dialect.RequestIDHeader(); h.Get(idKey) == "" {
+		h.Set(idKey, x.RequestID)
+	}
+	if resp.ContentLength >= 0 {
+		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+	}
+	h[HeaderProvider] = a.up.nameValue
+	h[HeaderChannelOrigin] = []string{a.cand.Origin}
+	x.W.WriteHeader(resp.StatusCode)
+	res.Status, res.Served, res.Provider = resp.StatusCode, a.cand, a.up.Name
+
+	upErr, clientErr := copyBody(x.W, resp.Body, isEventStream(resp.Header))
+	switch {
+	case upErr != nil:
+		res.Cut, res.Err = true, fmt.Errorf("upstream body from %q broke: %w", a.up.Name, upErr)
+	case clientErr != nil:
+		res.Err = fmt.Errorf("client write: %w", clientErr)
+	}
+}
+
+// copyBody copies body to w through a pooled buffer, flushing after each
+// read when flush is set. It tells an upstream read failure from a client
+// write failure, since only the first means the client got a broken answer.
+func copyBody(w http.ResponseWriter, body io.Reader, flush bool) (upErr, clientErr error) {
+	buf := copyPool.Get().(*[32 << 10]byte)
+	defer copyPool.Put(buf)
+	flusher, _ := w.(http.Flusher)
+	if flusher == nil {
+		flush = false
+	}
+	for {
+		n, rerr := body.Read(buf[:])
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return nil, werr
+			}
+			if flush {
+				flusher.Flush()
+			}
+		}
+		if rerr == io.EOF {
+			return nil, nil
+		}
+		if rerr != nil {
+			return rerr, nil
+		}
+	}
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if !strings.HasPrefix(ct, "text/event-stream") {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/event-stream"
+}

@@ -1,0 +1,111 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+)
+
+// Client headers forwarded upstream. Everything else the client sent stays
+// behind: its credentials (Authorization, x-api-key) above all, and every
+// hop-by-hop header (Connection and what it names, Keep-Alive, TE, Trailer,
+// Transfer-Encoding, Upgrade, Proxy-*), which are never on this list.
+//
+//   - OpenAI-Organization, OpenAI-Project: the OpenAI SDKs' account selectors
+//   - Anthropic-Version, Anthropic-Beta: the Anthropic API version and opt-ins
+//     the body was written for
+//   - User-Agent and X-Stainless-*: SDK identification and telemetry
+//   - Accept: what the client can read
+//
+// A static header of the provider with the same name replaces the client's:
+// the operator's configuration wins.
+var forwardedHeaders = map[string]bool{
+	"Openai-Organization": true,
+	"Openai-Project":      true,
+	"Anthropic-Version":   true,
+	"Anthropic-Beta":      true,
+	"User-Agent":          true,
+	"Accept":              true,
+}
+
+const stainlessPrefix = "X-Stainless-"
+
+// Header values shared by every upstream request; never modified.
+var (
+	jsonContentType = []string{"application/json"}
+	// noUserAgent stops net/http adding its own when the client sent none.
+	noUserAgent = []string{""}
+)
+
+// newRequest builds the upstream request for one attempt from scratch, so
+// nothing (credential, model, header) leaks from one candidate to the next.
+func newRequest(ctx context.Context, x *Exchange, up *Upstream, u *url.URL, body []byte) *http.Request {
+	h := make(http.Header, 8+len(up.headers))
+	copyClientHeaders(h, x.Client.Header)
+	if _, ok := h["User-Agent"]; !ok {
+		h["User-Agent"] = noUserAgent
+	}
+	for _, kv := range up.headers {
+		h[kv.Name] = []string{kv.Value}
+	}
+	h["Content-Type"] = jsonContentType
+	h["X-Request-Id"] = []string{x.RequestID}
+	if up.authKey != "" {
+		h[up.authKey] = up.authValue
+	}
+	req := &http.Request{
+		Method:        http.MethodPost,
+		URL:           u,
+		Host:          u.Host,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          x.Body.reader(body),
+		GetBody:       func() (io.ReadCloser, error) { return x.Body.reader(body), nil },
+		ContentLength: int64(len(body)),
+	}
+	return req.WithContext(ctx)
+}
+
+// copyClientHeaders copies the allow-listed client headers into h, minus any
+// the client's Connection header marks as hop-by-hop.
+func copyClientHeaders(h, client http.Header) {
+	var hop []string
+	if conn := client["Connection"]; len(conn) > 0 {
+		hop = connectionTokens(conn)
+	}
+	for k, vs := range client {
+		if !forwardedHeaders[k] && !strings.HasPrefix(k, stainlessPrefix) {
+			continue
+		}
+		if hop != nil && containsFold(hop, k) {
+			continue
+		}
+		h[k] = vs
+	}
+}
+
+func connectionTokens(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for tok := range strings.SplitSeq(v, ",") {
+			if tok = strings.TrimSpace(tok); tok != "" {
+				out = append(out, textproto.CanonicalMIMEHeaderKey(tok))
+			}
+		}
+	}
+	return out
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

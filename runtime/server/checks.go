@@ -1,0 +1,145 @@
+package server
+
+import (
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/pistra/pistra/runtime/dialect"
+)
+
+// authenticate resolves the caller's key to a profile on the active
+// snapshot, which the request then keeps. Authorization: Bearer is read on
+// every route; x-api-key too where Anthropic clients call (anthropicToo).
+func (s *Server) authenticate(x *exchange, anthropicToo bool) *dialect.Error {
+	x.snap = s.snap.Load()
+	key, present := credential(x.r, anthropicToo)
+	if !present {
+		how := "Authorization: Bearer <key>"
+		if anthropicToo {
+			how += " or x-api-key: <key>"
+		}
+		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeMissingAPIKey, "no API key provided; send %s", how)
+	}
+	p, ok := x.snap.profileOf(key)
+	if !ok {
+		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeInvalidAPIKey, "the API key is not valid")
+	}
+	x.profile = p
+	return nil
+}
+
+// credential returns the key the client presented, and whether it
+// presented one at all (an Authorization header of another scheme counts
+// as presented, and fails the lookup).
+func credential(r *http.Request, xAPIKey bool) (string, bool) {
+	if v := r.Header.Get("Authorization"); v != "" {
+		if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+			return strings.TrimSpace(v[7:]), true
+		}
+		return "", true
+	}
+	if xAPIKey {
+		if v := r.Header.Get("X-Api-Key"); v != "" {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// checkAnthropicVersion requires the anthropic-version header on
+// /v1/messages. Any date is accepted (2023-06-01, 2026-10-21, whatever
+// comes next): the body is relayed as the client wrote it for that version.
+func checkAnthropicVersion(r *http.Request) *dialect.Error {
+	v := r.Header.Get("Anthropic-Version")
+	if v == "" {
+		return dialect.Errorf(http.StatusBadRequest, dialect.CodeMissingVersion, "anthropic-version: header is required")
+	}
+	if !isDate(v) {
+		return dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidVersion,
+			"anthropic-version: %q is not a version date (YYYY-MM-DD)", truncate(v, 40))
+	}
+	return nil
+}
+
+func isDate(v string) bool {
+	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if i != 4 && i != 7 && (v[i] < '0' || v[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkContentType accepts application/json, with parameters, and a body
+// with no declared type; anything else is refused.
+func checkContentType(r *http.Request) *dialect.Error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" || ct == "application/json" {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return nil
+	}
+	return dialect.Errorf(http.StatusUnsupportedMediaType, dialect.CodeUnsupportedMediaType,
+		"Content-Type %q is not supported; send application/json", truncate(ct, 80))
+}
+
+// readBody reads the whole request body into buf, refusing one longer than
+// limit. Reading it all before anything goes upstream also keeps Go's HTTP/1
+// server from cutting a response while the request is unread (golang/go#40747).
+func readBody(r *http.Request, limit int64, buf *[]byte) *dialect.Error {
+	tooLarge := dialect.Errorf(http.StatusRequestEntityTooLarge, dialect.CodeRequestTooLarge,
+		"the request body exceeds the %d-byte limit", limit)
+	if r.ContentLength > limit {
+		return tooLarge
+	}
+	b := (*buf)[:0]
+	// Size for the declared length, but only up to 1 MiB ahead of the bytes
+	// actually arriving: a declaration alone must not reserve 32 MiB.
+	if want := min(r.ContentLength, 1<<20); want > int64(cap(b)) {
+		b = make([]byte, 0, want)
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		*buf = b
+		if int64(len(b)) > limit {
+			return tooLarge
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "reading the request body: %v", err)
+		}
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// notFound answers a path pistrad does not serve, in the dialect the
+// request looks like it speaks.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writerFor(dialectOf(r)).WriteError(w, requestIDOf(r), dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound,
+		"%s %s is not a pistra route", r.Method, truncate(r.URL.Path, 200)))
+}
+
+// cutModelID splits /v1/models/{id}; the id may itself hold slashes
+// (org/model names).
+func cutModelID(path string) (string, bool) {
+	id, ok := strings.CutPrefix(path, "/v1/models/")
+	return id, ok && id != ""
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// maxListed bounds how many names an error message lists.
+const maxListed = 50
+
+// modelError explains why (profile, route, name) has no plan: the catalog
+// does not serve the name at all (404), the profile may use it but not on
+// this route (404), or the profile may not use it (403). Each message lists
+// what the key may use on this route.
+func modelError(g *plan.Graph, profile int, route plan.Route, name string) *dialect.Error {
+	e := &dialect.Error{Param: "model"}
+	switch {
+	case !g.Known(name):
+		e.Status, e.Code = http.StatusNotFound, dialect.CodeModelNotFound
+		e.Message = "model " + quote(name) + " does not exist"
+	case servedElsewhere(g, profile, route, name):
+		e.Status, e.Code = http.StatusNotFound, dialect.CodeModelNotOnRoute
+		e.Message = "model " + quote(name) + " is not served on /v1/" + routePath(route)
+	default:
+		e.Status, e.Code = http.StatusForbidden, dialect.CodeModelNotAllowed
+		e.Message = "model " + quote(name) + " is not allowed for this key"
+	}
+	e.Message += "; " + available(g.Listed(profile, route))
+	return e
+}
+
+// servedElsewhere reports whether the profile has name on another route.
+func servedElsewhere(g *plan.Graph, profile int, route plan.Route, name string) bool {
+	for _, r := range plan.Routes {
+		if _, ok := g.Lookup(profile, r, name); ok && r != route {
+			return true
+		}
+	}
+	return false
+}
+
+func routePath(r plan.Route) string {
+	if r == plan.RouteChatCompletions {
+		return "chat/completions"
+	}
+	return string(r)
+}
+
+// available renders the names a key may use, bounded.
+func available(names []string) string {
+	if len(names) == 0 {
+		return "this key may use no model here"
+	}
+	var b strings.Builder
+	b.WriteString("models available to this key: ")
+	for i, n := range names {
+		if i == maxListed {
+			fmt.Fprintf(&b, ", and %d more", len(names)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+	}
+	return b.String()
+}
+
+// noCandidateError explains a plan whose every candidate the policy ruled
+// out at build time, naming each and the reason.
+func noCandidateError(g *plan.Graph, p *plan.Plan, name string) *dialect.Error {
+	var reasons []string
+	for _, sk := range g.SkipsOf(p) {
+		reasons = append(reasons, skipReason(g, sk))
+	}
+	msg := "no provider may serve model " + quote(name) + " for this key"
+	if len(reasons) > 0 {
+		msg += ": " + strings.Join(reasons, "; ")
+	}
+	return &dialect.Error{Status: http.StatusForbidden, Code: dialect.CodeNoCandidate, Message: msg, Param: "model"}
+}
+
+func skipReason(g *plan.Graph, sk plan.Skip) string {
+	prov := g.Providers[sk.Provider]
+	where := "provider " + quote(prov.Name)
+	if sk.Channel >= 0 && sk.Channel < len(prov.Channels) {
+		where += " channel " + quote(prov.Channels[sk.Channel].Name)
+	}
+	out := where + ": " + sk.Reason
+	if sk.Missing != 0 {
+		out += " " + sk.Missing.String()
+	}
+	return out
+}
+
+// fidelityError names, for every candidate, the capabilities the request
+// uses that it would drop, and where that claim was read.
+func fidelityError(g *plan.Graph, cands []plan.Candidate, sel plan.Selection, name string) *dialect.Error {
+	parts := make([]string, 0, len(sel.Passed))
+	for _, l := range sel.Passed {
+		c := cands[l.Candidate]
+		parts = append(parts, fmt.Sprintf("provider %s (%s, origin %s) drops %s",
+			quote(g.Providers[c.Provider].Name), c.Tier, c.Origin, l.Missing))
+	}
+	return &dialect.Error{Status: http.StatusBadRequest, Code: dialect.CodeFidelityLoss,
+		Message: "every way of serving model " + quote(name) + " would drop a capability this request uses: " +
+			strings.Join(parts, "; ")}
+}
+
+func quote(s string) string { return strconv.Quote(truncate(s, 200)) }

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/dialect/anthropic"
+	"github.com/pistra/pistra/runtime/dialect/openai"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/proxy"
+)
+
+// exchange is the per-request state of an inference or models request,
+// pooled so a request allocates little of its own.
+type exchange struct {
+	start     time.Time
+	w         trackingWriter
+	r         *http.Request
+	route     string
+	dialect   dialect.Writer
+	requestID string
+	snap      *Snapshot
+	profile   int // -1 until the key is known
+	model     string
+	body      proxy.Body
+	order     []int
+	px        proxy.Exchange
+	res       proxy.Result
+}
+
+func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route string, d plan.Dialect) *exchange {
+	x := s.exchanges.Get().(*exchange)
+	order := x.order[:0]
+	*x = exchange{start: time.Now(), r: r, route: route, profile: -1, order: order}
+	x.w.reset(w)
+	x.dialect = writerFor(d)
+	x.requestID = requestIDOf(r)
+	w.Header()["Pistra-Request-Id"] = []string{x.requestID}
+	return x
+}
+
+// release recycles x. An exchange abandoned by a panic is not recycled: its
+// state is unknown.
+func (s *Server) release(x *exchange) {
+	x.body.Release()
+	x.px, x.res, x.snap, x.r = proxy.Exchange{}, proxy.Result{}, nil, nil
+	x.w.reset(nil)
+	s.exchanges.Put(x)
+}
+
+var (
+	openaiWriter    dialect.Writer = openai.Dialect{}
+	anthropicWriter dialect.Writer = anthropic.Dialect{}
+)
+
+func writerFor(d plan.Dialect) dialect.Writer {
+	if d == plan.DialectAnthropic {
+		return anthropicWriter
+	}
+	return openaiWriter
+}
+
+// refuse answers x with a gateway error in the caller's dialect.
+func (s *Server) refuse(x *exchange, e *dialect.Error) {
+	x.res.Status, x.res.Code = e.Status, e.Code
+	x.dialect.WriteError(&x.w, x.requestID, e)
+}
+
+// finish logs and counts the request. It never logs a credential or a body.
+func (s *Server) finish(x *exchange) {
+	d := time.Since(x.start)
+	provider := x.res.Provider
+	if provider == "" {
+		provider = metrics.NoProvider
+	}
+	status := x.res.Status
+	if status == 0 {
+		status = x.w.status
+	}
+	s.metrics.Request(x.route, provider, status, d)
+	attrs := []slog.Attr{
+		slog.String("request_id", x.requestID),
+		slog.String("route", x.route),
+		slog.String("model", x.model),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		slog.String("provider", provider),
+	}
+	if x.profile >= 0 {
+		attrs = append(attrs, slog.String("profile", x.snap.Graph.Profiles[x.profile].Name))
+	}
+	if c := x.res.Served; c != nil {
+		attrs = append(attrs, slog.String("upstream_model", c.Model), slog.String("pistra.channel_origin", c.Origin))
+	}
+	if x.res.Attempts > 0 {
+		attrs = append(attrs, slog.Int("attempts", x.res.Attempts))
+	}
+	if x.res.Code != "" {
+		attrs = append(attrs, slog.String("code", string(x.res.Code)))
+	}
+	level := slog.LevelInfo
+	if x.res.Err != nil {
+		attrs = append(attrs, slog.String("error", x.res.Err.Error()))
+		if x.res.Cut {
+			level = slog.LevelWarn
+		}
+	}
+	s.log.LogAttrs(x.r.Context(), level, "request", attrs...)
+}
+
+// recoverPanic is the last line of defence: a panic in a handler is
+// counted, logged with its stack, and answered with a 500 when nothing has
+// been sent yet; otherwise the connection is cut so the client sees an
+// error. http.ErrAbortHandler is the deliberate cut and passes through.
+func (s *Server) recoverPanic(x *exchange) {
+	rec := recover()
+	if rec == nil {
+		return
+	}
+	if rec == http.ErrAbortHandler {
+		panic(rec)
+	}
+	s.metrics.Panic()
+	s.log.Error("handler panic", "request_id", x.requestID, "route", x.route, "panic", rec, "stack", string(debug.Stack()))
+	if x.w.status != 0 {
+		panic(http.ErrAbortHandler)
+	}
+	s.refuse(x, dialect.Errorf(http.StatusInternalServerError, dialect.CodeInternal,
+		"internal error; request id %s", x.requestID))
+}
+
+// requestIDOf takes the client's request id when it is a plausible one and
+// mints one otherwise; it is sent upstream, logged and returned.
+func requestIDOf(r *http.Request) string {
+	for _, k := range [...]string{"X-Request-Id", "Request-Id"} {
+		if v := r.Header[k]; len(v) == 1 && plausibleID(v[0]) {
+			return v[0]
+		}
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	var out [4 + 2*len(b)]byte
+	copy(out[:], "req_")
+	hex.Encode(out[4:], b[:])
+	return string(out[:])
+}
+
+// plausibleID keeps client ids short and printable, so they are safe in
+// logs and headers.
+func plausibleID(v string) bool {
+	if len(v) == 0 || len(v) > 128 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// trackingWriter remembers whether the response has started, so a late
+// failure knows whether it can still answer with a status.
+type trackingWriter struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	status  int
+}
+
+func (t *trackingWriter) reset(w http.ResponseWriter) {
+	t.w, t.status = w, 0
+	t.flusher, _ = w.(http.Flusher)
+}
+
+func (t *trackingWriter) Header() http.Header { return t.w.Header() }
+
+func (t *trackingWriter) WriteHeader(code int) {
+	if t.status == 0 {
+		t.status = code
+	}
+	t.w.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	return t.w.Write(b)
+}
+
+// Flush passes flushes through so streams reach the client per event.
+func (t *trackingWriter) Flush() {
+	if t.flusher != nil {
+		t.flusher.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.w }

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/proxy"
+)
+
+// inference serves one POST on an inference route: refuse early and in the
+// caller's dialect whatever is wrong with the request, then hand the
+// selected candidates to the attempt loop.
+func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Route) {
+	x := s.newExchange(w, r, string(route), route.Dialect())
+	defer s.recoverPanic(x)
+	if e := s.admit(x, route); e != nil {
+		s.refuse(x, e)
+	} else {
+		s.forward(x, route)
+	}
+	s.finish(x)
+	cut := x.res.Cut
+	s.release(x)
+	if cut {
+		// The upstream broke mid-body after the status went out: cutting
+		// the connection is the only way left to tell the client.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// admit runs every check that needs no upstream, in the order a client
+// would fix them: method, key, headers, body, model.
+func (s *Server) admit(x *exchange, route plan.Route) *dialect.Error {
+	r := x.r
+	if r.Method != http.MethodPost {
+		x.w.Header().Set("Allow", http.MethodPost)
+		return dialect.Errorf(http.StatusMethodNotAllowed, dialect.CodeMethodNotAllowed,
+			"%s %s is not supported; use POST", r.Method, r.URL.Path)
+	}
+	if e := s.authenticate(x, route == plan.RouteMessages); e != nil {
+		return e
+	}
+	if route == plan.RouteMessages {
+		if e := checkAnthropicVersion(r); e != nil {
+			return e
+		}
+	}
+	if e := checkContentType(r); e != nil {
+		return e
+	}
+	raw := proxy.GetBuffer()
+	if e := readBody(r, s.opts.MaxBodyBytes, raw); e != nil {
+		proxy.PutBuffer(raw)
+		return e
+	}
+	if !json.Valid(*raw) {
+		proxy.PutBuffer(raw)
+		return dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "the request body is not valid JSON")
+	}
+	f, err := dialect.FindModel(*raw)
+	x.body.Reset(raw, f) // the body owns raw from here, even on error
+	if err != nil {
+		return modelFieldError(err)
+	}
+	x.model = f.Name
+	return nil
+}
+
+func modelFieldError(err error) *dialect.Error {
+	e := &dialect.Error{Status: http.StatusBadRequest, Message: err.Error(), Param: "model"}
+	switch {
+	case errors.Is(err, dialect.ErrNotObject):
+		e.Code, e.Param = dialect.CodeInvalidJSON, ""
+	case errors.Is(err, dialect.ErrNoModel):
+		e.Code = dialect.CodeMissingModel
+	default:
+		e.Code = dialect.CodeInvalidModel
+	}
+	return e
+}
+
+// forward looks the plan up, selects candidates and runs the attempt loop.
+func (s *Server) forward(x *exchange, route plan.Route) {
+	g := x.snap.Graph
+	p, ok := g.Lookup(x.profile, route, x.model)
+	if !ok {
+		s.refuse(x, modelError(g, x.profile, route, x.model))
+		return
+	}
+	cands := g.CandidatesOf(p)
+	if len(cands) == 0 {
+		s.refuse(x, noCandidateError(g, p, x.model))
+		return
+	}
+	var used plan.CapSet
+	if !p.NativeOnly {
+		used = s.caps.Used(route, x.body.Bytes())
+	}
+	sel := plan.Select(cands, used, x.snap.onFidelityLoss(x.profile), x.order)
+	x.order = sel.Attempt[:0] // keep the grown buffer for the next request
+	if sel.Rejected {
+		s.refuse(x, fidelityError(g, cands, sel, x.model))
+		return
+	}
+	x.px = proxy.Exchange{
+		W:          &x.w,
+		Client:     x.r,
+		RequestID:  x.requestID,
+		Route:      route,
+		Dialect:    x.dialect,
+		Body:       &x.body,
+		Upstreams:  x.snap.Upstreams,
+		Candidates: cands,
+		Order:      sel.Attempt,
+	}
+	x.res = s.proxy.Serve(&x.px)
+}

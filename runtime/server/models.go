@@ -1,0 +1,60 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// routeModels is the metrics and log route label of GET /v1/models.
+const routeModels = "models"
+
+// dialectOf picks the dialect of a request on a path both dialects share:
+// anthropic-version is the one signal every Anthropic SDK sends.
+func dialectOf(r *http.Request) plan.Dialect {
+	if r.Header.Get("Anthropic-Version") != "" {
+		return plan.DialectAnthropic
+	}
+	return plan.DialectOpenAI
+}
+
+// models answers GET /v1/models (id == "") and GET /v1/models/{id} with
+// what the caller's profile may use in the caller's dialect, aliases
+// included.
+func (s *Server) models(w http.ResponseWriter, r *http.Request, id string) {
+	d := dialectOf(r)
+	x := s.newExchange(w, r, routeModels, d)
+	defer s.recoverPanic(x)
+	x.model = id
+	if e := s.listModels(x, d, id); e != nil {
+		s.refuse(x, e)
+	}
+	s.finish(x)
+	s.release(x)
+}
+
+func (s *Server) listModels(x *exchange, d plan.Dialect, id string) *dialect.Error {
+	if x.r.Method != http.MethodGet {
+		x.w.Header().Set("Allow", http.MethodGet)
+		return dialect.Errorf(http.StatusMethodNotAllowed, dialect.CodeMethodNotAllowed,
+			"%s %s is not supported; use GET", x.r.Method, x.r.URL.Path)
+	}
+	if e := s.authenticate(x, true); e != nil {
+		return e
+	}
+	names := x.snap.models[x.profile][dialectIndex(d)]
+	if id == "" {
+		x.dialect.WriteModelList(&x.w, names, x.r.URL.Query())
+		x.res.Status = http.StatusOK
+		return nil
+	}
+	if _, found := slices.BinarySearch(names, id); !found {
+		return &dialect.Error{Status: http.StatusNotFound, Code: dialect.CodeModelNotFound, Param: "model",
+			Message: "model " + quote(id) + " is not available to this key; " + available(names)}
+	}
+	x.dialect.WriteModel(&x.w, id)
+	x.res.Status = http.StatusOK
+	return nil
+}

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/pistra/pistra/runtime/admin"
+)
+
+var _ admin.Controller = (*Server)(nil)
+
+// loadSnapshot runs the loader and validates what it produced.
+func (s *Server) loadSnapshot() (*Snapshot, error) {
+	g, source, err := s.opts.Load()
+	if err != nil {
+		return nil, fmt.Errorf("load policy: %w", err)
+	}
+	snap, err := NewSnapshot(g, source, s.opts.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("policy from %s: %w", source, err)
+	}
+	return snap, nil
+}
+
+// Reload builds a new snapshot and swaps it in. A bundle that fails any
+// check is refused and logged, and the active snapshot keeps serving.
+// Requests already running finish on the snapshot they started with.
+func (s *Server) Reload() error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	snap, err := s.loadSnapshot()
+	s.metrics.Reload(err == nil)
+	if err != nil {
+		s.lastReloadErr = err.Error()
+		s.log.Error("reload refused; the active snapshot keeps serving", "error", err)
+		return err
+	}
+	s.lastReloadErr = ""
+	old := s.snap.Swap(snap)
+	s.log.Info("reload applied", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
+		"previous_source_hash", old.Graph.SourceHash)
+	return nil
+}
+
+// Status describes the active snapshot and the last reload.
+func (s *Server) Status() admin.Status {
+	snap := s.snap.Load()
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	return admin.Status{
+		SourceHash:      snap.Graph.SourceHash,
+		Source:          snap.Source,
+		LoadedAt:        snap.LoadedAt,
+		LastReloadError: s.lastReloadErr,
+	}
+}

@@ -1,0 +1,233 @@
+// Package server is pistrad's HTTP front: the public listener (inference
+// routes, models, health, metrics) and the admin listener, the active
+// policy snapshot and its reloads, client authentication, the bounded body
+// read and every error answer before the attempt loop takes over.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pistra/pistra/runtime/admin"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/proxy"
+)
+
+// Loader produces the decision graph to serve and says where it came from.
+// pistrad's loader reads the compiled-in graph or a bundle file; it is
+// called at start-up and on every reload.
+type Loader func() (g *plan.Graph, source string, err error)
+
+// CapReader reports which capabilities a request body uses. Issue 4's
+// capability reader plugs in here; until then no capability is reported
+// and selection keeps every candidate.
+type CapReader interface {
+	Used(route plan.Route, body []byte) plan.CapSet
+}
+
+// Options configure a Server. Zero values take the defaults noted.
+type Options struct {
+	PublicAddr string // default 127.0.0.1:8080
+	AdminAddr  string // default 127.0.0.1:8081
+	// AdminToken authenticates the admin API; the server refuses to start
+	// without one.
+	AdminToken string
+	// MaxBodyBytes bounds a request body (default 32 MiB).
+	MaxBodyBytes int64
+	Load         Loader
+	// LookupEnv reads provider credentials (default os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+	Logger    *slog.Logger // default: JSON to stderr
+	Transport proxy.TransportOptions
+	// Upstream replaces the tuned transport built from Transport (tests,
+	// benchmarks); nil in production.
+	Upstream http.RoundTripper
+	// MaxRetryWait caps a retry's backoff or retry-after (default 10s).
+	MaxRetryWait time.Duration
+	Caps         CapReader
+}
+
+// Server serves one policy snapshot at a time on two listeners.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	scrape  http.Handler
+	proxy   *proxy.Proxy
+	caps    CapReader
+	public  *http.Server
+	admin   *http.Server
+	pubLn   net.Listener
+	adminLn net.Listener
+	errs    chan error
+
+	snap     atomic.Pointer[Snapshot]
+	ready    atomic.Bool
+	reloadMu sync.Mutex
+	// lastReloadErr is guarded by reloadMu.
+	lastReloadErr string
+	exchanges     sync.Pool
+}
+
+// New loads and validates the first snapshot; a policy that cannot be
+// served (a missing credential, a bad bundle) is a start-up error.
+func New(o Options) (*Server, error) {
+	o = withDefaults(o)
+	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), caps: o.Caps, errs: make(chan error, 2)}
+	s.scrape = s.metrics.Handler()
+	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait}
+	s.exchanges.New = func() any { return new(exchange) }
+	snap, err := s.loadSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	s.snap.Store(snap)
+	adminHandler, err := admin.Handler(o.AdminToken, s)
+	if err != nil {
+		return nil, err
+	}
+	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	s.public = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errLog}
+	s.admin = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	s.log.Info("snapshot active", "source", snap.Source, "source_hash", snap.Graph.SourceHash)
+	return s, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.PublicAddr == "" {
+		o.PublicAddr = "127.0.0.1:8080"
+	}
+	if o.AdminAddr == "" {
+		o.AdminAddr = "127.0.0.1:8081"
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 32 << 20
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if o.Transport == (proxy.TransportOptions{}) {
+		o.Transport = proxy.DefaultTransportOptions
+	}
+	if o.Upstream == nil {
+		o.Upstream = proxy.NewTransport(o.Transport)
+	}
+	if o.MaxRetryWait <= 0 {
+		o.MaxRetryWait = 10 * time.Second
+	}
+	if o.Caps == nil {
+		o.Caps = noCaps{}
+	}
+	return o
+}
+
+type noCaps struct{}
+
+func (noCaps) Used(plan.Route, []byte) plan.CapSet { return 0 }
+
+// Start binds both listeners and serves in the background. Errors from
+// serving later arrive on Errors.
+func (s *Server) Start() error {
+	var err error
+	if s.pubLn, err = net.Listen("tcp", s.opts.PublicAddr); err != nil {
+		return fmt.Errorf("public listener: %w", err)
+	}
+	if s.adminLn, err = net.Listen("tcp", s.opts.AdminAddr); err != nil {
+		s.pubLn.Close()
+		return fmt.Errorf("admin listener: %w", err)
+	}
+	go s.serve(s.public, s.pubLn)
+	go s.serve(s.admin, s.adminLn)
+	s.ready.Store(true)
+	s.log.Info("listening", "public", s.pubLn.Addr().String(), "admin", s.adminLn.Addr().String())
+	return nil
+}
+
+func (s *Server) serve(srv *http.Server, ln net.Listener) {
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		s.errs <- err
+	}
+}
+
+// Errors reports a listener that stopped serving on its own.
+func (s *Server) Errors() <-chan error { return s.errs }
+
+// PublicAddr is the bound public address (useful with port 0).
+func (s *Server) PublicAddr() string { return s.pubLn.Addr().String() }
+
+// AdminAddr is the bound admin address.
+func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
+
+// Shutdown stops accepting connections, reports not ready, and waits for
+// in-flight requests (streams included) until ctx ends; then it closes
+// whatever is left and returns ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.ready.Store(false)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, srv := range []*http.Server{s.public, s.admin} {
+		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		s.public.Close()
+		s.admin.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// Metrics exposes the server's series (tests read them back).
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
+
+// ServeHTTP routes the public listener.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch path := r.URL.Path; path {
+	case "/v1/chat/completions":
+		s.inference(w, r, plan.RouteChatCompletions)
+	case "/v1/completions":
+		s.inference(w, r, plan.RouteCompletions)
+	case "/v1/embeddings":
+		s.inference(w, r, plan.RouteEmbeddings)
+	case "/v1/responses":
+		s.inference(w, r, plan.RouteResponses)
+	case "/v1/messages":
+		s.inference(w, r, plan.RouteMessages)
+	case "/v1/models":
+		s.models(w, r, "")
+	case "/healthz":
+		writePlain(w, http.StatusOK, "ok\n")
+	case "/readyz":
+		if s.ready.Load() && s.snap.Load() != nil {
+			writePlain(w, http.StatusOK, "ready\n")
+		} else {
+			writePlain(w, http.StatusServiceUnavailable, "not ready\n")
+		}
+	case "/metrics":
+		s.scrape.ServeHTTP(w, r)
+	default:
+		if id, ok := cutModelID(path); ok {
+			s.models(w, r, id)
+			return
+		}
+		s.notFound(w, r)
+	}
+}
+
+func writePlain(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+}

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pistra/pistra/runtime/expr"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/proxy"
+)
+
+// Snapshot is everything one policy bundle needs at request time, built and
+// validated whole before it is swapped in. A request keeps the snapshot it
+// started with until it finishes, whatever reloads happen meanwhile.
+type Snapshot struct {
+	Graph *plan.Graph
+	// Upstreams is indexed like Graph.Providers, with credentials resolved.
+	Upstreams []proxy.Upstream
+	// Programs are the bundle's CEL programs, loaded once.
+	Programs *expr.Programs
+	// Source says where the graph came from ("compiled-in", a bundle path).
+	Source   string
+	LoadedAt time.Time
+	// keys indexes key digests by their first 8 bytes.
+	keys map[uint64][]keyEntry
+	// models[profile][dialect] is what GET /v1/models lists, sorted.
+	models [][numDialects][]string
+}
+
+// Dialect indexes of Snapshot.models.
+const (
+	dialectOpenAI = iota
+	dialectAnthropic
+	numDialects
+)
+
+// NewSnapshot validates g for serving: every credential present in the
+// environment, every key hash well formed and unique, every CEL program
+// loadable.
+func NewSnapshot(g *plan.Graph, source string, env func(string) (string, bool)) (*Snapshot, error) {
+	ups, err := proxy.Resolve(g, env)
+	if err != nil {
+		return nil, err
+	}
+	progs, err := expr.Load(g.CEL)
+	if err != nil {
+		return nil, fmt.Errorf("cel: %w", err)
+	}
+	keys, err := keyIndex(g)
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{Graph: g, Upstreams: ups, Programs: progs, Source: source, LoadedAt: time.Now(), keys: keys}
+	s.models = make([][numDialects][]string, len(g.Profiles))
+	for p := range g.Profiles {
+		for _, r := range plan.Routes {
+			d := dialectIndex(r.Dialect())
+			s.models[p][d] = append(s.models[p][d], g.Listed(p, r)...)
+		}
+		for d := range s.models[p] {
+			slices.Sort(s.models[p][d])
+			s.models[p][d] = slices.Compact(s.models[p][d])
+		}
+	}
+	return s, nil
+}
+
+type keyEntry struct {
+	digest  [sha256.Size]byte
+	profile int
+}
+
+func digestPrefix(d *[sha256.Size]byte) uint64 { return binary.LittleEndian.Uint64(d[:8]) }
+
+func keyIndex(g *plan.Graph) (map[uint64][]keyEntry, error) {
+	keys := make(map[uint64][]keyEntry, len(g.Keys))
+	seen := make(map[[sha256.Size]byte]bool, len(g.Keys))
+	for _, k := range g.Keys {
+		hexDigest, ok := strings.CutPrefix(k.Hash, "sha256:")
+		var d [sha256.Size]byte
+		if n, err := hex.Decode(d[:], []byte(hexDigest)); !ok || err != nil || n != sha256.Size || len(hexDigest) != 2*sha256.Size {
+			return nil, fmt.Errorf("key %q: hash must be sha256:<64 hex digits>", k.Name)
+		}
+		if k.Profile < 0 || k.Profile >= len(g.Profiles) {
+			return nil, fmt.Errorf("key %q: profile index %d out of range", k.Name, k.Profile)
+		}
+		if seen[d] {
+			return nil, fmt.Errorf("key %q: the same key is declared twice", k.Name)
+		}
+		seen[d] = true
+		keys[digestPrefix(&d)] = append(keys[digestPrefix(&d)], keyEntry{digest: d, profile: k.Profile})
+	}
+	return keys, nil
+}
+
+// profileOf returns the profile the key names. The presented key is hashed
+// first; the map probe on the digest's first 8 bytes can reveal nothing
+// useful about a stored key, and full digests are compared in constant time.
+func (s *Snapshot) profileOf(key string) (int, bool) {
+	d := sha256.Sum256([]byte(key))
+	for _, e := range s.keys[digestPrefix(&d)] {
+		if subtle.ConstantTimeCompare(e.digest[:], d[:]) == 1 {
+			return e.profile, true
+		}
+	}
+	return 0, false
+}
+
+// onFidelityLoss is the profile's policy, or the deployment's default.
+func (s *Snapshot) onFidelityLoss(profile int) string {
+	if v := s.Graph.Profiles[profile].OnFidelityLoss; v != "" {
+		return v
+	}
+	return s.Graph.OnFidelityLoss
+}
+
+func dialectIndex(d plan.Dialect) int {
+	if d == plan.DialectAnthropic {
+		return dialectAnthropic
+	}
+	return dialectOpenAI
+}
