@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/compiler/explain"
-	"github.com/pistra/pistra/runtime/plan"
 )
 
 func TestExplain(t *testing.T) {
@@ -75,13 +74,13 @@ func TestBundleAnswersLikeThePolicy(t *testing.T) {
 func TestDiff(t *testing.T) {
 	// The compat channel starts keeping usage details: the metered profile
 	// may now use it.
-	dir := copyPolicy(t, `preserves: ["extended_thinking"]`, `preserves: ["extended_thinking", "usage_details"]`)
+	dir := copyPolicy(t, `preserves: []`, `preserves: ["usage_details"]`)
 	r := pistrac(t, "", "diff", defaultPolicy, dir)
 	r.want(t, exitFail)
 	for _, p := range []string{
 		`(?m)^plans: \d+ changed`,
 		`(?m)^~ metered chat_completions `,
-		`(?m)^\s+~ fake-anthropic/openai-compat: preserves: extended_thinking -> extended_thinking,usage_details$`,
+		`(?m)^\s+~ fake-anthropic/openai-compat: preserves: none -> usage_details$`,
 	} {
 		if !regexp.MustCompile(p).MatchString(r.stdout) {
 			t.Errorf("diff does not match %s:\n%s", p, r.stdout)
@@ -110,7 +109,7 @@ func TestCatalogJSON(t *testing.T) {
 	for _, row := range rows {
 		if row.Provider == "fake-anthropic" && row.Channel == "openai-compat" {
 			found = true
-			if row.Preserves != plan.Of(plan.CapExtendedThinking) || row.VerifiedAt != "2026-11-20" || row.AgeDays == nil {
+			if row.Preserves != 0 || row.VerifiedAt != "2026-11-20" || row.AgeDays == nil {
 				t.Errorf("compat row = %+v", row)
 			}
 		}
