@@ -37,7 +37,10 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
 	if up.timeout > 0 {
 		timer = time.AfterFunc(up.timeout, func() { cancel(errTimeout) })
 	}
-	req := newRequest(ctx, x, up, up.URL(c, x.Route), x.Body.forModel(c.Model))
+	req := newRequest(ctx, x, up, up.URL(c, x.Route), x.Body.forCandidate(c))
+	if c.Translate != plan.TranslateNone {
+		fitTranslatedHeaders(req.Header, &x.Body.xlat, up)
+	}
 	resp, err := p.Transport.RoundTrip(req)
 	if timer != nil && !timer.Stop() {
 		// The timeout fired: whatever came back is already cancelled.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // bufferPool holds request-body buffers. Buffers that grew past
@@ -33,7 +34,8 @@ func PutBuffer(b *[]byte) {
 // Body is a client request body held for every attempt of one request. The
 // client's bytes are never modified; a candidate whose upstream model
 // differs from the requested one gets a copy with only the model value
-// replaced.
+// replaced, and a translated candidate gets the translator's output (see
+// translated.go).
 //
 // An http.Transport may still be writing a request body after RoundTrip
 // returns (an upstream can answer before reading it all), so Body counts
@@ -44,6 +46,7 @@ type Body struct {
 	field     dialect.ModelField
 	edit      *[]byte
 	editModel string
+	xlat      translation
 	writes    *writes
 }
 
@@ -61,6 +64,7 @@ func (w *writes) wrote(httptrace.WroteRequestInfo) { w.pending.Add(-1) }
 // value is at f.
 func (b *Body) Reset(raw *[]byte, f dialect.ModelField) {
 	b.raw, b.field, b.edit, b.editModel = raw, f, nil, ""
+	b.xlat = translation{}
 	b.writes = &writes{}
 	b.writes.trace.WroteRequest = b.writes.wrote
 }
@@ -70,6 +74,15 @@ func (b *Body) Requested() string { return b.field.Name }
 
 // Bytes is the body as the client sent it.
 func (b *Body) Bytes() []byte { return *b.raw }
+
+// forCandidate returns the body to send to candidate c: the client's with
+// c's model, or for a translated candidate the translation prepared for it.
+func (b *Body) forCandidate(c *plan.Candidate) []byte {
+	if c.Translate != plan.TranslateNone {
+		return *b.xlat.buf
+	}
+	return b.forModel(c.Model)
+}
 
 // forModel returns the body to send to an upstream that calls the model
 // name.
@@ -102,8 +115,11 @@ func (b *Body) Release() {
 		if b.edit != nil {
 			PutBuffer(b.edit)
 		}
+		if b.xlat.buf != nil {
+			PutBuffer(b.xlat.buf)
+		}
 	}
-	b.raw, b.edit, b.writes = nil, nil, nil
+	b.raw, b.edit, b.xlat, b.writes = nil, nil, translation{}, nil
 }
 
 // traced returns ctx reporting b's finished upstream writes.

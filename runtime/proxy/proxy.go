@@ -1,9 +1,10 @@
 // Package proxy is pistrad's attempt loop and relay: for each selected
 // candidate it builds an upstream request from scratch, retries on the same
 // provider, fails over to the next candidate when the primary provider's
-// policy allows, and relays the one answer it settles on. The status is
-// decided before any byte reaches the client, so a failure is always a real
-// status the client's SDK can act on.
+// policy allows, and relays the one answer it settles on, through a
+// translator when the candidate speaks the other dialect (translated.go).
+// The status is decided before any byte reaches the client, so a failure is
+// always a real status the client's SDK can act on.
 package proxy
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
 )
 
 // Proxy forwards requests upstream. It is safe for concurrent use.
@@ -61,6 +63,12 @@ type Result struct {
 	// the caller must abort the client connection so the client sees an
 	// error rather than a clean end.
 	Cut bool
+	// Usage is what the answer reported using, and UsageFrom where it was
+	// read: UsageFromTranslator for translated traffic, whose translator
+	// parsed it; empty when nothing read it (passthrough bodies are not
+	// scanned yet).
+	Usage     translate.Usage
+	UsageFrom string
 }
 
 // StatusClientClosed is logged and counted when the client went away
@@ -87,6 +95,11 @@ func (p *Proxy) Serve(x *Exchange) Result {
 			}
 			last.discard()
 		}
+		if e := x.prepareTranslation(c, up); e != nil {
+			// The client's request is at fault: no candidate would do better.
+			p.answer(x, &res, e)
+			return res
+		}
 		last = p.tryCandidate(x, c, up, &res)
 		if last.class == classNone {
 			p.relay(x, last, &res)
@@ -108,10 +121,13 @@ func (p *Proxy) Serve(x *Exchange) Result {
 }
 
 // servable is the one place that passes over candidates this build cannot
-// serve yet: translated candidates (issue 5 wires the translator here) and
-// providers without a fixed URL (pools).
+// serve: providers without a fixed URL (pools), and a translation pair
+// planned for another route than the request's (the compiler plans none).
 func servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
-	return c.Translate == plan.TranslateNone && up.URL(c, inbound) != nil
+	if c.Translate != plan.TranslateNone && clientRoute(c.Translate) != inbound {
+		return false
+	}
+	return up.URL(c, inbound) != nil
 }
 
 // primaryFailover is the failover policy that governs the whole request:

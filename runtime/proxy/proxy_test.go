@@ -120,7 +120,7 @@ func TestServeAttemptLoop(t *testing.T) {
 		{"nothing reachable", []plan.Candidate{a, b}, []reply{refused}, []reply{refused}, 502, dialect.CodeUpstreamUnreachable, metrics.NoProvider, 2, 1, true},
 		{"x-should-retry false skips the retry", []plan.Candidate{a, b}, []reply{{status: 503, header: map[string]string{"X-Should-Retry": "false"}}}, []reply{ok}, 200, "", "b", 1, 1, true},
 		{"pool passed over", []plan.Candidate{pool, b}, []reply{ok}, []reply{ok}, 200, "", "b", 0, 1, true},
-		{"translation passed over", []plan.Candidate{translated}, []reply{ok}, []reply{ok}, 501, dialect.CodeUnsupportedCandidate, metrics.NoProvider, 0, 0, false},
+		{"translation for another route passed over", []plan.Candidate{translated}, []reply{ok}, []reply{ok}, 501, dialect.CodeUnsupportedCandidate, metrics.NoProvider, 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

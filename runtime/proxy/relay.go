@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // relayedHeader reports whether an upstream response header goes to the
@@ -36,24 +38,19 @@ var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
 // relay sends the attempt's response to the client: status and headers
 // first, then the body as it arrives, flushed after every read when it is
-// an event stream.
+// an event stream. A translated candidate's answer goes through the
+// translator instead (translated_relay.go).
 func (p *Proxy) relay(x *Exchange, a *attempt, res *Result) {
+	if a.cand.Translate != plan.TranslateNone {
+		p.relayTranslated(x, a, res)
+		return
+	}
 	defer a.finish()
 	resp := a.resp
-	h := x.W.Header()
-	for k, vs := range resp.Header {
-		if relayedHeader(k) {
-			h[k] = vs
-		}
-	}
-	if idKey := x.Dialect.RequestIDHeader(); h.Get(idKey) == "" {
-		h.Set(idKey, x.RequestID)
-	}
+	h := relayHeaders(x, a)
 	if resp.ContentLength >= 0 {
 		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
 	}
-	h[HeaderProvider] = a.up.nameValue
-	h[HeaderChannelOrigin] = []string{a.cand.Origin}
 	x.W.WriteHeader(resp.StatusCode)
 	res.Status, res.Served, res.Provider = resp.StatusCode, a.cand, a.up.Name
 
@@ -64,6 +61,24 @@ func (p *Proxy) relay(x *Exchange, a *attempt, res *Result) {
 	case clientErr != nil:
 		res.Err = fmt.Errorf("client write: %w", clientErr)
 	}
+}
+
+// relayHeaders sets the client response's headers from the upstream's:
+// the relayed ones, a request id, and what served the request. It returns
+// the client's header map for the caller to finish.
+func relayHeaders(x *Exchange, a *attempt) http.Header {
+	h := x.W.Header()
+	for k, vs := range a.resp.Header {
+		if relayedHeader(k) {
+			h[k] = vs
+		}
+	}
+	if idKey := x.Dialect.RequestIDHeader(); h.Get(idKey) == "" {
+		h.Set(idKey, x.RequestID)
+	}
+	h[HeaderProvider] = a.up.nameValue
+	h[HeaderChannelOrigin] = []string{a.cand.Origin}
+	return h
 }
 
 // copyBody copies body to w through a pooled buffer, flushing after each

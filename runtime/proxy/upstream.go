@@ -32,6 +32,11 @@ type Upstream struct {
 	// urls[channel][route index] is nil where the channel does not serve
 	// the route or the provider has no base URL of its own (pools).
 	urls [][]*url.URL
+	// anthropicVersion is the provider's static anthropic-version header,
+	// and maxTokens each model's default max_tokens; translated candidates
+	// read them (see translated.go).
+	anthropicVersion string
+	maxTokens        map[string]int64
 }
 
 // upstreamPaths is the path each upstream route takes below a base URL
@@ -66,6 +71,7 @@ func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) er
 	for _, h := range p.Headers {
 		u.headers = append(u.headers, plan.Header{Name: textproto.CanonicalMIMEHeaderKey(h.Name), Value: h.Value})
 	}
+	u.resolveTranslation(p)
 	var err error
 	if u.retryOn, err = parseClasses(p.Retry.On); err != nil {
 		return fmt.Errorf("retry: %w", err)

@@ -68,10 +68,11 @@ const (
 )
 
 // thinkingToEffort maps thinking onto reasoning_effort (extended_thinking is
-// preserved by this pair). An explicit output_config.effort wins; a budget
-// maps by size; adaptive without an effort, and disabled, leave the
-// upstream's default, since reasoning_effort is refused by models that do
-// not reason.
+// preserved by this pair, so thinking that is on is always asked for). An
+// explicit output_config.effort wins; a budget maps by size; adaptive and
+// between_tools without an effort ask for medium, OpenAI's own default,
+// rather than leave it unsaid. Disabled, or no thinking, sends nothing:
+// reasoning_effort is refused by models that do not reason.
 func thinkingToEffort(t *antThinking, cfg *antOutputConfig) string {
 	if t != nil && t.Type == "disabled" {
 		return ""
@@ -79,7 +80,14 @@ func thinkingToEffort(t *antThinking, cfg *antOutputConfig) string {
 	if cfg != nil && cfg.Effort != "" {
 		return cfg.Effort
 	}
-	if t == nil || t.Type != "enabled" {
+	if t == nil {
+		return ""
+	}
+	switch t.Type {
+	case "adaptive", "between_tools":
+		return "medium"
+	case "enabled":
+	default:
 		return ""
 	}
 	switch {

@@ -7,8 +7,8 @@ import (
 )
 
 // AnthropicToOpenAIRequest converts a Messages request body into a Chat
-// Completions request body for an OpenAI upstream, and reports whether the
-// client asked to stream. A streamed request always asks the upstream for
+// Completions request body for an OpenAI upstream, appended to dst, and
+// reports whether the client asked to stream. A streamed request always asks the upstream for
 // usage (stream_options.include_usage), which the Anthropic client's
 // message_delta needs.
 //
@@ -27,7 +27,7 @@ import (
 // messages, since OpenAI tool messages carry text only.
 // Refused: document and search_result blocks, file image sources, and server
 // tools, which have no Chat Completions counterpart.
-func AnthropicToOpenAIRequest(body []byte, o Options) (out []byte, stream bool, err error) {
+func AnthropicToOpenAIRequest(dst, body []byte, o Options) (out []byte, stream bool, err error) {
 	var in antRequest
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, false, fmt.Errorf("anthropic request: %w", err)
@@ -55,7 +55,7 @@ func AnthropicToOpenAIRequest(body []byte, o Options) (out []byte, stream bool, 
 		req.User = in.Metadata.UserID
 	}
 	req.ReasoningEffort = thinkingToEffort(in.Thinking, in.OutputConfig)
-	out, err = marshal(req)
+	out, err = appendJSON(dst, req)
 	if err != nil {
 		return nil, in.Stream, fmt.Errorf("openai request: %w", err)
 	}

@@ -24,7 +24,7 @@ func BenchmarkPerRequest(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(req) + len(resp)))
 			for b.Loop() {
-				if _, _, err := c.p.request(req, o); err != nil {
+				if _, _, err := c.p.request(nil, req, o); err != nil {
 					b.Fatal(err)
 				}
 				if _, _, err := c.p.response(resp, c.p.upstreamModel); err != nil {

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 // pair is one translation direction's functions, for the golden runner.
 type pair struct {
 	name     string
-	request  func([]byte, Options) ([]byte, bool, error)
+	request  func(dst, body []byte, o Options) ([]byte, bool, error)
 	response func([]byte, string) ([]byte, Usage, error)
 	error    func(int, []byte) (int, []byte)
 	stream   func(w io.Writer, model string, includeUsage bool) Stream
@@ -107,7 +107,7 @@ func TestGolden(t *testing.T) {
 
 func (p pair) runRequest(t *testing.T, dir string) {
 	o, _ := p.options(t, dir)
-	out, stream, err := p.request(readFile(t, dir, "in.json"), o)
+	out, stream, err := p.request(nil, readFile(t, dir, "in.json"), o)
 	var want any = map[string]any{"stream": stream, "body": json.RawMessage(out)}
 	if err != nil {
 		want = map[string]string{"error": err.Error()}

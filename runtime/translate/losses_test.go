@@ -42,7 +42,7 @@ var probeOptions = Options{DefaultMaxTokens: 1024}
 func oaiProbe(rest string, marks ...string) func(t *testing.T) bool {
 	return func(t *testing.T) bool {
 		body := `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"` + rest
-		out, _, err := OpenAIToAnthropicRequest([]byte(body), probeOptions)
+		out, _, err := OpenAIToAnthropicRequest(nil, []byte(body), probeOptions)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func oaiProbe(rest string, marks ...string) func(t *testing.T) bool {
 // contains none of marks.
 func antProbe(body string, marks ...string) func(t *testing.T) bool {
 	return func(t *testing.T) bool {
-		out, _, err := AnthropicToOpenAIRequest([]byte(body), probeOptions)
+		out, _, err := AnthropicToOpenAIRequest(nil, []byte(body), probeOptions)
 		if err != nil {
 			t.Fatal(err)
 		}

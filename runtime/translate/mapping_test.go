@@ -51,6 +51,11 @@ func TestReasoningEffortBothWays(t *testing.T) {
 			t.Errorf("budget %d = %q, want %q", budget, got, want)
 		}
 	}
+	for typ, want := range map[string]string{"adaptive": "medium", "between_tools": "medium", "disabled": "", "unknown": ""} {
+		if got := thinkingToEffort(&antThinking{Type: typ}, nil); got != want {
+			t.Errorf("thinking %s without an effort = %q, want %q", typ, got, want)
+		}
+	}
 	if _, _, err := effortToThinking("extreme"); err == nil {
 		t.Error("an unknown effort was accepted")
 	}

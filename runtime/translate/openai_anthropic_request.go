@@ -10,8 +10,9 @@ import (
 )
 
 // OpenAIToAnthropicRequest converts a Chat Completions request body into a
-// Messages request body for an Anthropic upstream, and reports whether the
-// client asked to stream.
+// Messages request body for an Anthropic upstream, appended to dst (so the
+// caller can hand in a pooled buffer), and reports whether the client asked
+// to stream.
 //
 // Carried: system and developer messages (hoisted, in order, into the
 // top-level system, as Anthropic has no mid-conversation system turn), turns
@@ -29,7 +30,7 @@ import (
 // web_search_options, stream_options, messages[].name, image detail.
 // Refused: file parts, custom tools, allowed_tools choices and the deprecated
 // functions API, which have no faithful counterpart.
-func OpenAIToAnthropicRequest(body []byte, o Options) (out []byte, stream bool, err error) {
+func OpenAIToAnthropicRequest(dst, body []byte, o Options) (out []byte, stream bool, err error) {
 	var in oaiRequest
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, false, fmt.Errorf("openai request: %w", err)
@@ -71,7 +72,7 @@ func OpenAIToAnthropicRequest(body []byte, o Options) (out []byte, stream bool, 
 	if asksAutomaticCaching(&in) {
 		req.CacheControl = &antCacheControl{Type: "ephemeral", TTL: ttl}
 	}
-	out, err = marshal(req)
+	out, err = appendJSON(dst, req)
 	if err != nil {
 		return nil, in.Stream, fmt.Errorf("anthropic request: %w", err)
 	}

@@ -127,12 +127,15 @@ func (o Options) model(client string) string {
 
 // marshal encodes v without HTML escaping, so text reaches the other side
 // byte for byte rather than with <, > and & rewritten as \u escapes.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+func marshal(v any) ([]byte, error) { return appendJSON(nil, v) }
+
+// appendJSON appends the encoding of v to dst, as marshal does.
+func appendJSON(dst []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return dst, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }

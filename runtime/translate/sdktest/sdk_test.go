@@ -31,7 +31,7 @@ import (
 // pair is one translation direction, client dialect first.
 type pair struct {
 	name          string
-	request       func([]byte, translate.Options) ([]byte, bool, error)
+	request       func(dst, body []byte, o translate.Options) ([]byte, bool, error)
 	response      func([]byte, string) ([]byte, translate.Usage, error)
 	error         func(int, []byte) (int, []byte)
 	stream        func(w io.Writer, model string, includeUsage bool) translate.Stream
@@ -69,7 +69,7 @@ func serve(t *testing.T, p pair, f fixture, translated *[]byte) string {
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		out, stream, err := p.request(body, translate.Options{UpstreamModel: p.upstreamModel, DefaultMaxTokens: 1024})
+		out, stream, err := p.request(nil, body, translate.Options{UpstreamModel: p.upstreamModel, DefaultMaxTokens: 1024})
 		if err != nil {
 			t.Errorf("translating the SDK's request: %v\n%s", err, body)
 		}

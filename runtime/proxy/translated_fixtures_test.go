@@ -1,0 +1,210 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/dialect/anthropic"
+	"github.com/pistra/pistra/runtime/dialect/openai"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// canned is one upstream answer. parts are handed out one per Read; a
+// non-nil readErr follows the last part instead of io.EOF.
+type canned struct {
+	status  int
+	header  map[string]string
+	parts   []string
+	readErr error
+}
+
+type partsBody struct {
+	parts []string
+	err   error
+}
+
+func (b *partsBody) Read(p []byte) (int, error) {
+	if len(b.parts) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, b.parts[0])
+	if b.parts[0] = b.parts[0][n:]; b.parts[0] == "" {
+		b.parts = b.parts[1:]
+	}
+	return n, nil
+}
+
+func (b *partsBody) Close() error { return nil }
+
+// recordedCall is one upstream request as the in-memory upstream saw it.
+type recordedCall struct {
+	path   string
+	header http.Header
+	body   string
+}
+
+// cannedUpstream answers each host's requests with its canned replies in
+// turn, repeating the last, and records every request.
+type cannedUpstream struct {
+	mu      sync.Mutex
+	replies map[string][]canned
+	calls   map[string][]recordedCall
+}
+
+func (u *cannedUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := consumeBody(r)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	host := r.URL.Host
+	u.calls[host] = append(u.calls[host], recordedCall{path: r.URL.Path, header: r.Header, body: string(body)})
+	rs := u.replies[host]
+	rep := rs[0]
+	if len(rs) > 1 {
+		u.replies[host] = rs[1:]
+	}
+	h := http.Header{}
+	for k, v := range rep.header {
+		h.Set(k, v)
+	}
+	return &http.Response{StatusCode: rep.status, Status: http.StatusText(rep.status), Header: h, ContentLength: -1,
+		Body: &partsBody{parts: append([]string(nil), rep.parts...), err: rep.readErr}, Request: r}, nil
+}
+
+const (
+	antSecret = "ant-secret"
+	oaiSecret = "oai-secret"
+)
+
+// translationProviders: ant and ant26 speak only Anthropic (ant26 pins
+// anthropic-version 2026-10-21), oai only OpenAI and fails over to ant.
+func translationProviders() []plan.Provider {
+	chans := func(d plan.Dialect, r plan.Route) []plan.Channel {
+		return []plan.Channel{{Name: "native", Dialect: d, Tier: plan.TierNative, Routes: []plan.Route{r}, Origin: "native"}}
+	}
+	retry := plan.Retry{Max: 1, BackoffMS: 1, On: []string{"5xx", "429"}}
+	return []plan.Provider{
+		{Name: "ant", BaseURL: "http://ant.test/v1", Pool: -1, CredentialEnv: "ANT", Auth: "x-api-key", Retry: retry,
+			Channels: chans(plan.DialectAnthropic, plan.RouteMessages), Models: []plan.Model{{Name: "claude-x", MaxTokens: 333}}},
+		{Name: "ant26", BaseURL: "http://ant26.test/v1", Pool: -1, Headers: []plan.Header{{Name: "anthropic-version", Value: "2026-10-21"}},
+			Channels: chans(plan.DialectAnthropic, plan.RouteMessages), Models: []plan.Model{{Name: "claude-x", MaxTokens: 100}}},
+		{Name: "oai", BaseURL: "http://oai.test/v1", Pool: -1, CredentialEnv: "OAI", Auth: "bearer", Retry: retry,
+			Channels: chans(plan.DialectOpenAI, plan.RouteChatCompletions), Models: []plan.Model{{Name: "gpt-x"}},
+			Failover: plan.Failover{To: []int{0}, On: []string{"5xx"}}},
+	}
+}
+
+var (
+	toAnt   = plan.Candidate{Provider: 0, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateOpenAIAnthropic, Origin: "translation:openai_anthropic", Primary: true}
+	toAnt26 = plan.Candidate{Provider: 1, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateOpenAIAnthropic, Origin: "translation:openai_anthropic", Primary: true}
+	toOAI   = plan.Candidate{Provider: 2, Tier: plan.TierTranslation, Model: "gpt-x", Translate: plan.TranslateAnthropicOpenAI, Origin: "translation:anthropic_openai", Primary: true}
+	oaiSame = plan.Candidate{Provider: 2, Tier: plan.TierNative, Model: "gpt-x", Origin: "native", Primary: true}
+)
+
+// flushCounter records the response and counts flushes.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
+
+// call is one client request served by the proxy against a canned upstream.
+type call struct {
+	route  plan.Route
+	body   string
+	header map[string]string
+	cands  []plan.Candidate
+}
+
+func (c call) serve(t *testing.T, up *cannedUpstream) (Result, *flushCounter) {
+	t.Helper()
+	env := map[string]string{"ANT": antSecret, "OAI": oaiSecret}
+	ups, err := Resolve(&plan.Graph{Providers: translationProviders()}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := GetBuffer()
+	*raw = append(*raw, c.body...)
+	f, err := dialect.FindModel(*raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body Body
+	body.Reset(raw, f)
+	defer body.Release()
+	client := httptest.NewRequest("POST", "/v1/x", nil)
+	for k, v := range c.header {
+		client.Header.Set(k, v)
+	}
+	var d dialect.Writer = openai.Dialect{}
+	if c.route == plan.RouteMessages {
+		d = anthropic.Dialect{}
+	}
+	order := make([]int, len(c.cands))
+	for i := range order {
+		order[i] = i
+	}
+	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	p := &Proxy{Transport: up, Metrics: metrics.New(), MaxRetryWait: time.Millisecond}
+	res := p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
+		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order})
+	return res, w
+}
+
+func newCanned(replies map[string][]canned) *cannedUpstream {
+	return &cannedUpstream{replies: replies, calls: map[string][]recordedCall{}}
+}
+
+const (
+	antMessage = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-x-20250101","content":[{"type":"text","text":"Hi"},` +
+		`{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}],"stop_reason":"tool_use","stop_sequence":null,` +
+		`"usage":{"input_tokens":10,"cache_read_input_tokens":5,"cache_creation_input_tokens":2,"output_tokens":7}}`
+	oaiCompletion = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-x-2025","choices":[{"index":0,` +
+		`"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`
+	oaiClientBody = `{"model":"public","messages":[{"role":"user","content":"hi"}]}`
+	antClientBody = `{"model":"public","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
+)
+
+// antEvents is an Anthropic stream answering "Hello" in two deltas.
+var antEvents = []string{
+	"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_2\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x\",\"content\":[],\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n",
+	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+	"event: ping\ndata: {\"type\":\"ping\"}\n\n",
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}\n\n",
+	"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+	"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":5}}\n\n",
+	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+}
+
+// oaiChunks is an OpenAI stream answering "Hello" with a usage chunk.
+var oaiChunks = []string{
+	`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}` + "\n\n",
+	`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}],"usage":null}` + "\n\n",
+	`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}],"usage":null}` + "\n\n",
+	`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}` + "\n\n",
+	`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}` + "\n\n",
+	"data: [DONE]\n\n",
+}
+
+func sse(parts []string) canned {
+	return canned{status: 200, header: map[string]string{"Content-Type": "text/event-stream"}, parts: parts}
+}
+
+func jsonReply(status int, body string, header ...string) canned {
+	h := map[string]string{"Content-Type": "application/json", "Content-Length": strconv.Itoa(len(body))}
+	for i := 0; i+1 < len(header); i += 2 {
+		h[header[i]] = header[i+1]
+	}
+	return canned{status: status, header: h, parts: []string{body}}
+}

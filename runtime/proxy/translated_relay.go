@@ -1,0 +1,187 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
+)
+
+// Bounds on the upstream bodies read whole before translating: a
+// non-stream answer, and an error answer (only its message is kept).
+const (
+	maxTranslatedBody  = 32 << 20
+	maxTranslatedError = 1 << 20
+)
+
+var errBodyTooLarge = errors.New("body exceeds the translation bound")
+
+var eventStreamType = []string{"text/event-stream"}
+
+// relayTranslated answers the client in its own dialect from a translated
+// candidate's response. Every branch reads usage (when there is any) from
+// the translator, and names the upstream model that served as the model.
+func (p *Proxy) relayTranslated(x *Exchange, a *attempt, res *Result) {
+	defer a.finish()
+	switch {
+	case a.resp.StatusCode < 200 || a.resp.StatusCode > 299:
+		p.relayTranslatedError(x, a, res)
+	case x.Body.xlat.stream:
+		p.relayTranslatedStream(x, a, res)
+	default:
+		p.relayTranslatedMessage(x, a, res)
+	}
+}
+
+// translatedHeaders sets the relayed headers for a translated body: the
+// upstream's length and encoding describe bytes the client never gets.
+func translatedHeaders(x *Exchange, a *attempt) http.Header {
+	h := relayHeaders(x, a)
+	delete(h, "Content-Encoding")
+	delete(h, "Content-Length")
+	return h
+}
+
+// relayTranslatedError relays an upstream error status in the client's
+// error shape, keeping the upstream's message and its retry hints.
+func (p *Proxy) relayTranslatedError(x *Exchange, a *attempt, res *Result) {
+	buf := GetBuffer()
+	defer PutBuffer(buf)
+	// A body cut short or too long still has a status worth translating:
+	// the translator falls back to a message naming it.
+	_ = readBounded(a.resp.Body, buf, maxTranslatedError)
+	var status int
+	var body []byte
+	if a.cand.Translate == plan.TranslateOpenAIAnthropic {
+		status, body = translate.AnthropicErrorToOpenAI(a.resp.StatusCode, *buf)
+	} else {
+		status, body = translate.OpenAIErrorToAnthropic(a.resp.StatusCode, *buf)
+	}
+	translatedHeaders(x, a)
+	dialect.WriteJSON(x.W, status, body)
+	res.Status, res.Served, res.Provider = status, a.cand, a.up.Name
+}
+
+// relayTranslatedMessage reads a whole non-stream answer, translates it and
+// sends it with its length.
+func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *Result) {
+	buf := GetBuffer()
+	defer PutBuffer(buf)
+	err := readBounded(a.resp.Body, buf, maxTranslatedBody)
+	var out []byte
+	if err == nil {
+		if a.cand.Translate == plan.TranslateOpenAIAnthropic {
+			out, res.Usage, err = translate.AnthropicToOpenAIResponse(*buf, a.cand.Model)
+		} else {
+			out, res.Usage, err = translate.OpenAIToAnthropicResponse(*buf, a.cand.Model)
+		}
+	}
+	if err != nil {
+		res.Err = fmt.Errorf("response from %q: %w", a.up.Name, err)
+		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, CodeUpstreamInvalidResponse,
+			"provider %q answered with a response that could not be translated", a.up.Name))
+		return
+	}
+	res.UsageFrom = UsageFromTranslator
+	translatedHeaders(x, a)
+	dialect.WriteJSON(x.W, a.resp.StatusCode, out)
+	res.Status, res.Served, res.Provider = a.resp.StatusCode, a.cand, a.up.Name
+}
+
+// relayTranslatedStream translates an event stream as it arrives. An
+// upstream that breaks, ends early or sends what cannot be translated has
+// had the client sent its dialect's error event by the translator; the
+// connection is then cut, as on the passthrough path.
+func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *Result) {
+	h := translatedHeaders(x, a)
+	h["Content-Type"] = eventStreamType
+	x.W.WriteHeader(a.resp.StatusCode)
+	res.Status, res.Served, res.Provider = a.resp.StatusCode, a.cand, a.up.Name
+
+	fw := &flushWriter{w: x.W}
+	fw.flusher, _ = x.W.(http.Flusher)
+	var s translate.Stream
+	if a.cand.Translate == plan.TranslateOpenAIAnthropic {
+		s = translate.NewAnthropicToOpenAIStream(fw, a.cand.Model, translate.OpenAIIncludeUsage(x.Body.Bytes()))
+	} else {
+		s = translate.NewOpenAIToAnthropicStream(fw, a.cand.Model)
+	}
+	upErr, xlatErr := pump(s, a.resp.Body)
+	res.Usage, res.UsageFrom = s.Usage(), UsageFromTranslator
+	switch {
+	case fw.err != nil:
+		res.Err = fmt.Errorf("client write: %w", fw.err)
+	case xlatErr != nil:
+		res.Cut = true
+		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, errors.Join(upErr, xlatErr))
+	}
+}
+
+// pump feeds the upstream body to s through a pooled buffer and closes s
+// at the end, however the body ended. upErr is the read failure, if any;
+// xlatErr what the translator reported (a client write failure included).
+func pump(s translate.Stream, body io.Reader) (upErr, xlatErr error) {
+	buf := copyPool.Get().(*[32 << 10]byte)
+	defer copyPool.Put(buf)
+	for {
+		n, rerr := body.Read(buf[:])
+		if n > 0 {
+			if _, err := s.Write(buf[:n]); err != nil {
+				return nil, err // the translator has ended the client's stream
+			}
+		}
+		if rerr != nil {
+			if rerr != io.EOF {
+				upErr = rerr
+			}
+			return upErr, s.Close()
+		}
+	}
+}
+
+// flushWriter hands the translator's frames to the client, flushing each:
+// the translator writes whole frames, once per upstream read at most. It
+// keeps the client's write error apart from the upstream's.
+type flushWriter struct {
+	w       io.Writer
+	flusher http.Flusher
+	err     error
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil {
+		f.err = err
+		return n, err
+	}
+	if f.flusher != nil {
+		f.flusher.Flush()
+	}
+	return n, nil
+}
+
+// readBounded reads r whole into buf, failing past max bytes.
+func readBounded(r io.Reader, buf *[]byte, max int) error {
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), max+1)])
+		b = b[:len(b)+n]
+		*buf = b
+		if len(b) > max {
+			return errBodyTooLarge
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package proxy
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
+)
+
+// sseData returns the data payloads of an SSE body, and the event names.
+func sseData(t *testing.T, body string) (data, events []string) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			data = append(data, v)
+		}
+		if v, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			events = append(events, v)
+		}
+	}
+	return data, events
+}
+
+// TestTranslatedStreamToOpenAIClient: chunks flushed as they are
+// translated, usage last when asked for, model the upstream's.
+func TestTranslatedStreamToOpenAIClient(t *testing.T) {
+	body := `{"model":"public","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
+	up := newCanned(map[string][]canned{"ant.test": {sse(antEvents)}})
+	res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
+	if res.Status != 200 || res.Cut || res.Err != nil || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("result %+v headers %v", res, w.Header())
+	}
+	data, _ := sseData(t, w.Body.String())
+	if len(data) < 4 || data[len(data)-1] != "[DONE]" {
+		t.Fatalf("stream %s", w.Body)
+	}
+	var text strings.Builder
+	var finish string
+	var usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	}
+	for _, d := range data[:len(data)-1] {
+		var chunk struct {
+			Model   string
+			Choices []struct {
+				Delta        struct{ Content string }
+				FinishReason *string `json:"finish_reason"`
+			}
+			Usage *struct {
+				PromptTokens     int `json:"prompt_tokens"`
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		if err := json.Unmarshal([]byte(d), &chunk); err != nil || chunk.Model != "claude-x" {
+			t.Fatalf("chunk %s: %v", d, err)
+		}
+		for _, c := range chunk.Choices {
+			text.WriteString(c.Delta.Content)
+			if c.FinishReason != nil {
+				finish = *c.FinishReason
+			}
+		}
+		if chunk.Usage != nil {
+			usage = chunk.Usage
+		}
+	}
+	if text.String() != "Hello" || finish != "stop" || usage == nil || usage.PromptTokens != 10 || usage.CompletionTokens != 5 {
+		t.Errorf("text %q finish %q usage %+v", text.String(), finish, usage)
+	}
+	// One flush per upstream read that produced frames: message_start, the
+	// two deltas, message_delta and message_stop.
+	if w.flushes != 5 {
+		t.Errorf("%d flushes, want 5", w.flushes)
+	}
+	if res.UsageFrom != UsageFromTranslator || res.Usage.InputTokens != 10 || res.Usage.OutputTokens != 5 {
+		t.Errorf("usage %+v from %q", res.Usage, res.UsageFrom)
+	}
+	if c := up.calls["ant.test"][0]; !strings.Contains(c.body, `"stream":true`) {
+		t.Errorf("upstream body %s", c.body)
+	}
+}
+
+// TestTranslatedStreamToAnthropicClient: every event carries its event:
+// line, and the Anthropic headers the client sent stay behind.
+func TestTranslatedStreamToAnthropicClient(t *testing.T) {
+	body := `{"model":"public","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	up := newCanned(map[string][]canned{"oai.test": {sse(oaiChunks)}})
+	res, w := call{route: plan.RouteMessages, body: body, cands: []plan.Candidate{toOAI},
+		header: map[string]string{"Anthropic-Version": "2023-06-01", "Anthropic-Beta": "b1", "X-Api-Key": "client-key"}}.serve(t, up)
+	if res.Status != 200 || res.Cut || res.Err != nil {
+		t.Fatalf("result %+v", res)
+	}
+	data, events := sseData(t, w.Body.String())
+	if len(events) != len(data) || events[0] != "message_start" || events[len(events)-1] != "message_stop" {
+		t.Fatalf("events %v for %d data lines", events, len(data))
+	}
+	if !strings.Contains(w.Body.String(), `"model":"gpt-x"`) || !strings.Contains(w.Body.String(), `"stop_reason":"end_turn"`) {
+		t.Errorf("stream %s", w.Body)
+	}
+	if res.Usage.InputTokens != 9 || res.Usage.OutputTokens != 3 {
+		t.Errorf("usage %+v", res.Usage)
+	}
+	c := up.calls["oai.test"][0]
+	if c.path != "/v1/chat/completions" || c.header.Get("Authorization") != "Bearer "+oaiSecret || c.header.Get("X-Api-Key") != "" ||
+		c.header.Get("Anthropic-Version") != "" || c.header.Get("Anthropic-Beta") != "" {
+		t.Errorf("upstream got %s with %v", c.path, c.header)
+	}
+	if !strings.Contains(c.body, `"include_usage":true`) || !strings.Contains(c.body, `"model":"gpt-x"`) {
+		t.Errorf("upstream body %s", c.body)
+	}
+}
+
+// TestTranslatedStreamBreaks: an upstream that stops early, or whose body
+// fails, leaves the client an error event and a cut connection.
+func TestTranslatedStreamBreaks(t *testing.T) {
+	body := `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	tests := []struct {
+		name  string
+		reply canned
+	}{
+		{"ends before message_stop", sse(antEvents[:4])},
+		{"read fails", canned{status: 200, parts: antEvents[:4], readErr: errors.New("connection reset")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := newCanned(map[string][]canned{"ant.test": {tt.reply}})
+			res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
+			if res.Status != 200 || !res.Cut || !errors.Is(res.Err, translate.ErrIncompleteStream) {
+				t.Fatalf("result %+v", res)
+			}
+			data, _ := sseData(t, w.Body.String())
+			if last := data[len(data)-1]; !strings.HasPrefix(last, `{"error":`) {
+				t.Errorf("last frame %s", last)
+			}
+		})
+	}
+}
