@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -110,6 +111,9 @@ keys: [
 type policy struct {
 	OpenAI, Backup, Anthropic, Dead string
 	ExtraKeys                       []string
+	// Template replaces policyTemplate, for tests that need a catalog of
+	// their own over the same fakes.
+	Template string
 }
 
 func hashKey(k string) string {
@@ -132,12 +136,18 @@ type env struct {
 // serves it on random loopback ports.
 func start(t *testing.T) *env {
 	t.Helper()
+	return startWith(t, policyTemplate)
+}
+
+// startWith is start serving the catalog and policy tmpl instead.
+func startWith(t *testing.T, tmpl string) *env {
+	t.Helper()
 	e := &env{t: t, logs: &syncBuffer{}}
 	var openaiURL, backupURL, anthropicURL string
 	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretOpenAI})
 	e.backup, backupURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretBackup})
 	e.anthropic, anthropicURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, Key: secretAnthropic})
-	e.policy = policy{OpenAI: openaiURL, Backup: backupURL, Anthropic: anthropicURL, Dead: "http://" + closedPort(t) + "/v1"}
+	e.policy = policy{OpenAI: openaiURL, Backup: backupURL, Anthropic: anthropicURL, Dead: "http://" + closedPort(t) + "/v1", Template: tmpl}
 	e.bundlePath = filepath.Join(t.TempDir(), "bundle.json")
 	e.writeBundle(e.policy)
 
@@ -212,7 +222,7 @@ func (e *env) loadBundle() (*plan.Graph, string, error) {
 func compilePolicy(t *testing.T, p policy) *plan.Graph {
 	t.Helper()
 	dir := t.TempDir()
-	tmpl := template.Must(template.New("policy").Funcs(template.FuncMap{"hash": hashKey}).Parse(policyTemplate))
+	tmpl := template.Must(template.New("policy").Funcs(template.FuncMap{"hash": hashKey}).Parse(cmp.Or(p.Template, policyTemplate)))
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, p); err != nil {
 		t.Fatal(err)

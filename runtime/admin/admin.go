@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/pistra/pistra/compiler/explain"
 )
 
 // Controller is what the admin API drives: the snapshot holder.
@@ -19,6 +21,26 @@ type Controller interface {
 	Reload() error
 	// Status describes the active snapshot.
 	Status() Status
+	// Preflight answers the public preflight for the request in r as the
+	// key named key would get it. When no key has that name it writes
+	// nothing and returns an error wrapping ErrUnknownKey.
+	Preflight(w http.ResponseWriter, r *http.Request, key string) error
+	// Catalog lists the serving snapshot's routable channels, each claim's
+	// age counted up to now.
+	Catalog(now time.Time) CatalogReport
+}
+
+// ErrUnknownKey is wrapped by Controller.Preflight for a key name the
+// serving policy does not declare.
+var ErrUnknownKey = errors.New("no key has that name")
+
+// CatalogReport is every routable channel of the serving snapshot with the
+// provenance of its capability claim: the rows `pistrac catalog` prints
+// offline, computed against what is actually serving.
+type CatalogReport struct {
+	SourceHash string               `json:"source_hash"`
+	AsOf       time.Time            `json:"as_of"`
+	Channels   []explain.CatalogRow `json:"channels"`
 }
 
 // Status describes the active snapshot and the last reload.
@@ -44,6 +66,8 @@ func Handler(token string, c Controller) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /admin/v1/reload", a.reload)
 	mux.HandleFunc("GET /admin/v1/status", a.status)
+	mux.HandleFunc("POST /admin/v1/preflight", a.preflight)
+	mux.HandleFunc("GET /admin/v1/catalog/report", a.catalog)
 	return a.authenticate(mux), nil
 }
 
@@ -92,8 +116,26 @@ func (a *api) status(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, a.c.Status())
 }
 
+// preflight answers POST /admin/v1/preflight?key=<name>[&route=<route>]
+// with the body the key's holder would send: the answer, or the refusal,
+// that holder would get from POST /v1/preflight.
+func (a *api) preflight(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "name the key to act for: POST /admin/v1/preflight?key=<name>"})
+		return
+	}
+	if err := a.c.Preflight(w, r, key); err != nil {
+		writeJSON(w, http.StatusNotFound, errorBody{Error: err.Error()})
+	}
+}
+
+func (a *api) catalog(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, a.c.Catalog(time.Now()))
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v) // plain structs of strings and times: cannot fail
+	b, _ := json.Marshal(v) // plain structs of strings, times and capability sets: cannot fail
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))

@@ -3,19 +3,38 @@ package admin
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/pistra/pistra/compiler/explain"
 )
 
 type fakeController struct {
 	reloadErr error
 	reloads   int
 	status    Status
+	// preflightFor records the key each preflight acted for.
+	preflightFor []string
 }
 
 func (f *fakeController) Reload() error  { f.reloads++; return f.reloadErr }
 func (f *fakeController) Status() Status { return f.status }
+
+func (f *fakeController) Preflight(w http.ResponseWriter, r *http.Request, key string) error {
+	if key != "dev" {
+		return fmt.Errorf("%w: %q", ErrUnknownKey, key)
+	}
+	f.preflightFor = append(f.preflightFor, key)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (f *fakeController) Catalog(now time.Time) CatalogReport {
+	return CatalogReport{SourceHash: f.status.SourceHash, AsOf: now, Channels: []explain.CatalogRow{{Provider: "p", Channel: "c"}}}
+}
 
 func TestHandlerRefusesEmptyToken(t *testing.T) {
 	if _, err := Handler("", &fakeController{}); !errors.Is(err, ErrNoToken) {
@@ -29,15 +48,22 @@ func TestAdminRoutes(t *testing.T) {
 		name, method, path, auth string
 		reloadErr                error
 		wantStatus, wantReloads  int
+		wantPreflights           int
 	}{
-		{"no token", "GET", "/admin/v1/status", "", nil, 401, 0},
-		{"wrong token", "POST", "/admin/v1/reload", "Bearer nope", nil, 401, 0},
-		{"token without scheme", "GET", "/admin/v1/status", "s3cret", nil, 401, 0},
-		{"status", "GET", "/admin/v1/status", "Bearer s3cret", nil, 200, 0},
-		{"reload applied", "POST", "/admin/v1/reload", "Bearer s3cret", nil, 200, 1},
-		{"reload refused", "POST", "/admin/v1/reload", "Bearer s3cret", errors.New("bad bundle"), 422, 1},
-		{"reload needs POST", "GET", "/admin/v1/reload", "Bearer s3cret", nil, 405, 0},
-		{"unknown route", "GET", "/admin/v1/nope", "Bearer s3cret", nil, 404, 0},
+		{"no token", "GET", "/admin/v1/status", "", nil, 401, 0, 0},
+		{"wrong token", "POST", "/admin/v1/reload", "Bearer nope", nil, 401, 0, 0},
+		{"token without scheme", "GET", "/admin/v1/status", "s3cret", nil, 401, 0, 0},
+		{"status", "GET", "/admin/v1/status", "Bearer s3cret", nil, 200, 0, 0},
+		{"reload applied", "POST", "/admin/v1/reload", "Bearer s3cret", nil, 200, 1, 0},
+		{"reload refused", "POST", "/admin/v1/reload", "Bearer s3cret", errors.New("bad bundle"), 422, 1, 0},
+		{"reload needs POST", "GET", "/admin/v1/reload", "Bearer s3cret", nil, 405, 0, 0},
+		{"unknown route", "GET", "/admin/v1/nope", "Bearer s3cret", nil, 404, 0, 0},
+		{"preflight for a key", "POST", "/admin/v1/preflight?key=dev", "Bearer s3cret", nil, 200, 0, 1},
+		{"preflight without a key", "POST", "/admin/v1/preflight", "Bearer s3cret", nil, 400, 0, 0},
+		{"preflight for an unknown key", "POST", "/admin/v1/preflight?key=ghost", "Bearer s3cret", nil, 404, 0, 0},
+		{"preflight needs the admin token", "POST", "/admin/v1/preflight?key=dev", "Bearer dev", nil, 401, 0, 0},
+		{"catalog report", "GET", "/admin/v1/catalog/report", "Bearer s3cret", nil, 200, 0, 0},
+		{"catalog report needs the admin token", "GET", "/admin/v1/catalog/report", "", nil, 401, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,13 +78,23 @@ func TestAdminRoutes(t *testing.T) {
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
-			if rec.Code != tt.wantStatus || c.reloads != tt.wantReloads {
-				t.Fatalf("status %d reloads %d, want %d %d: %s", rec.Code, c.reloads, tt.wantStatus, tt.wantReloads, rec.Body)
+			if rec.Code != tt.wantStatus || c.reloads != tt.wantReloads || len(c.preflightFor) != tt.wantPreflights {
+				t.Fatalf("status %d reloads %d preflights %d, want %d %d %d: %s", rec.Code, c.reloads, len(c.preflightFor),
+					tt.wantStatus, tt.wantReloads, tt.wantPreflights, rec.Body)
 			}
-			if tt.wantStatus == 200 && tt.path == "/admin/v1/status" {
+			if tt.wantStatus != 200 {
+				return
+			}
+			switch tt.path {
+			case "/admin/v1/status":
 				var st Status
 				if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.SourceHash != "abc" || !st.LoadedAt.Equal(loaded) {
 					t.Fatalf("status body %s (%v)", rec.Body, err)
+				}
+			case "/admin/v1/catalog/report":
+				var rep CatalogReport
+				if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || rep.SourceHash != "abc" || len(rep.Channels) != 1 || rep.AsOf.IsZero() {
+					t.Fatalf("catalog body %s (%v)", rec.Body, err)
 				}
 			}
 		})

@@ -50,6 +50,9 @@ const (
 	// CodeFidelityLoss (400): every candidate would drop a capability the
 	// request uses and the profile rejects lossy serving.
 	CodeFidelityLoss Code = "fidelity_loss"
+	// CodeUnknownRoute (400): a preflight's route parameter names no
+	// inference route.
+	CodeUnknownRoute Code = "unknown_route"
 	// CodeUnsupportedCandidate (501): the remaining candidates need a path
 	// this build does not serve yet (translation, pools).
 	CodeUnsupportedCandidate Code = "unsupported_candidate"
@@ -72,6 +75,8 @@ type Error struct {
 	Message string
 	// Param names the offending request field, when there is one.
 	Param string
+	// Fidelity details a fidelity_loss refusal; nil for every other error.
+	Fidelity *Fidelity
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }

@@ -24,6 +24,7 @@ type Metrics struct {
 	duration  *prometheus.HistogramVec
 	retries   *prometheus.CounterVec
 	failovers *prometheus.CounterVec
+	downgrade *prometheus.CounterVec
 	panics    prometheus.Counter
 	reloads   *prometheus.CounterVec
 }
@@ -50,6 +51,10 @@ func New() *Metrics {
 			Name: "pistra_failover_total",
 			Help: "Requests moved from one provider to another, by failure class.",
 		}, []string{"from", "to", "reason"}),
+		downgrade: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_channel_downgrade_total",
+			Help: "Capabilities a request uses that a candidate channel would drop, by what happened: the candidate was skipped for a lossless one, allowed lossy by policy, or the request was rejected.",
+		}, []string{"provider", "channel", "cap", "action"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pistra_panics_total",
 			Help: "Requests whose handler panicked and was recovered (each one is a bug).",
@@ -59,7 +64,7 @@ func New() *Metrics {
 			Help: "Policy bundle reloads, by result (applied or refused).",
 		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.panics, m.reloads,
+	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.downgrade, m.panics, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -85,6 +90,23 @@ func (m *Metrics) Retry(provider, reason string) { m.retries.WithLabelValues(pro
 // Failover records a request moved from one provider to another.
 func (m *Metrics) Failover(from, to, reason string) {
 	m.failovers.WithLabelValues(from, to, reason).Inc()
+}
+
+// Downgrade actions: what became of a capability a candidate would drop.
+const (
+	// DowngradeSkipped: the candidate was passed over for a lossless one.
+	DowngradeSkipped = "skipped"
+	// DowngradeAllowed: the request was forwarded on it, lossy, by policy.
+	DowngradeAllowed = "allowed"
+	// DowngradeRejected: no candidate was lossless and the request was
+	// refused.
+	DowngradeRejected = "rejected"
+)
+
+// Downgrade records that the candidate on provider's channel would drop
+// capability c of a request, and which action was taken.
+func (m *Metrics) Downgrade(provider, channel, c, action string) {
+	m.downgrade.WithLabelValues(provider, channel, c, action).Inc()
 }
 
 // Panic records a recovered handler panic.

@@ -16,6 +16,10 @@ func TestExposition(t *testing.T) {
 	m.Request("messages", NoProvider, 1000, time.Millisecond) // out of table: still labelled
 	m.Retry("openai", "5xx")
 	m.Failover("openai", "anthropic", "429")
+	m.Downgrade("vendor", "openai-compat", "strict_tools", DowngradeSkipped)
+	m.Downgrade("vendor", "openai-compat", "strict_tools", DowngradeSkipped)
+	m.Downgrade("relay", "compat", "multi_choice", DowngradeAllowed)
+	m.Downgrade("relay", "compat", "audio_input", DowngradeRejected)
 	m.Panic()
 	m.Reload(false)
 	rec := httptest.NewRecorder()
@@ -27,6 +31,9 @@ func TestExposition(t *testing.T) {
 		`pistra_request_duration_seconds_bucket{code="200",provider="openai",route="chat_completions",le="0.05"} 1`,
 		`pistra_retry_total{provider="openai",reason="5xx"} 1`,
 		`pistra_failover_total{from="openai",reason="429",to="anthropic"} 1`,
+		`pistra_channel_downgrade_total{action="skipped",cap="strict_tools",channel="openai-compat",provider="vendor"} 2`,
+		`pistra_channel_downgrade_total{action="allowed",cap="multi_choice",channel="compat",provider="relay"} 1`,
+		`pistra_channel_downgrade_total{action="rejected",cap="audio_input",channel="compat",provider="relay"} 1`,
 		`pistra_panics_total 1`,
 		`pistra_reloads_total{result="refused"} 1`,
 		`go_goroutines`,

@@ -99,17 +99,24 @@ func skipReason(g *plan.Graph, sk plan.Skip) string {
 }
 
 // fidelityError names, for every candidate, the capabilities the request
-// uses that it would drop, and where that claim was read.
-func fidelityError(g *plan.Graph, cands []plan.Candidate, sel plan.Selection, name string) *dialect.Error {
-	parts := make([]string, 0, len(sel.Passed))
-	for _, l := range sel.Passed {
-		c := cands[l.Candidate]
-		parts = append(parts, fmt.Sprintf("provider %s (%s, origin %s) drops %s",
-			quote(g.Providers[c.Provider].Name), c.Tier, c.Origin, l.Missing))
+// uses that it would drop and the provenance of that claim, in words and in
+// the machine-readable details, so the request can be fixed in one pass.
+func fidelityError(g *plan.Graph, d decision, name string) *dialect.Error {
+	f := &dialect.Fidelity{Used: d.used, Candidates: make([]dialect.Candidate, 0, len(d.sel.Passed))}
+	parts := make([]string, 0, len(d.sel.Passed))
+	for _, l := range d.sel.Passed {
+		c := describe(g, &d.cands[l.Candidate], d.used)
+		f.Candidates = append(f.Candidates, c)
+		part := fmt.Sprintf("provider %s channel %s (%s) drops %s, per %s", quote(c.Provider), quote(c.Channel), c.Tier, c.Lost, c.Origin)
+		if c.VerifiedBy != "" {
+			part += " citing " + c.VerifiedBy
+		}
+		parts = append(parts, part)
 	}
-	return &dialect.Error{Status: http.StatusBadRequest, Code: dialect.CodeFidelityLoss,
-		Message: "every way of serving model " + quote(name) + " would drop a capability this request uses: " +
-			strings.Join(parts, "; ")}
+	return &dialect.Error{Status: http.StatusBadRequest, Code: dialect.CodeFidelityLoss, Fidelity: f,
+		Message: "every way of serving model " + quote(name) + " would drop a capability this request uses " +
+			d.used.String() + ": " + strings.Join(parts, "; ") +
+			"; remove those features from the request, or ask for a profile that allows lossy serving"}
 }
 
 func quote(s string) string { return strconv.Quote(truncate(s, 200)) }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/pistra/pistra/runtime/caps"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
 	"github.com/pistra/pistra/runtime/dialect/openai"
@@ -29,9 +30,17 @@ type exchange struct {
 	profile   int // -1 until the key is known
 	model     string
 	body      proxy.Body
+	caps      caps.Reader
 	order     []int
-	px        proxy.Exchange
-	res       proxy.Result
+	// origin is the capability claim the routing decision acted on: the
+	// served candidate's, or every candidate's when fidelity refused.
+	origin string
+	// lost is what a lossy-allowed request was served without.
+	lost plan.CapSet
+	// onBehalf names the key an admin preflight asked for.
+	onBehalf string
+	px       proxy.Exchange
+	res      proxy.Result
 }
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route string, d plan.Dialect) *exchange {
@@ -49,6 +58,7 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route strin
 // state is unknown.
 func (s *Server) release(x *exchange) {
 	x.body.Release()
+	x.caps = caps.Reader{} // drop the reference to the recycled body
 	x.px, x.res, x.snap, x.r = proxy.Exchange{}, proxy.Result{}, nil, nil
 	x.w.reset(nil)
 	s.exchanges.Put(x)
@@ -95,8 +105,17 @@ func (s *Server) finish(x *exchange) {
 	if x.profile >= 0 {
 		attrs = append(attrs, slog.String("profile", x.snap.Graph.Profiles[x.profile].Name))
 	}
+	if x.onBehalf != "" {
+		attrs = append(attrs, slog.String("on_behalf_of", x.onBehalf))
+	}
 	if c := x.res.Served; c != nil {
-		attrs = append(attrs, slog.String("upstream_model", c.Model), slog.String("pistra.channel_origin", c.Origin))
+		attrs = append(attrs, slog.String("upstream_model", c.Model))
+	}
+	if x.origin != "" {
+		attrs = append(attrs, slog.String("pistra.channel_origin", x.origin))
+	}
+	if x.lost != 0 {
+		attrs = append(attrs, slog.Any("lost", x.lost))
 	}
 	if x.res.Attempts > 0 {
 		attrs = append(attrs, slog.Int("attempts", x.res.Attempts))

@@ -7,7 +7,8 @@ import (
 )
 
 var (
-	fuzzPaths   = []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses", "/v1/messages", "/v1/models", "/v1/models/gpt", "/v1/x"}
+	fuzzPaths = []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses", "/v1/messages", "/v1/models", "/v1/models/gpt", "/v1/x",
+		"/v1/preflight", "/v1/preflight?route=messages", "/v1/preflight?route=bogus"}
 	fuzzMethods = []string{"POST", "GET", "PUT"}
 	fuzzAuth    = []map[string]string{
 		{},

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
 )
@@ -34,8 +35,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Ro
 // admit runs every check that needs no upstream, in the order a client
 // would fix them: method, key, headers, body, model.
 func (s *Server) admit(x *exchange, route plan.Route) *dialect.Error {
-	r := x.r
-	if r.Method != http.MethodPost {
+	if r := x.r; r.Method != http.MethodPost {
 		x.w.Header().Set("Allow", http.MethodPost)
 		return dialect.Errorf(http.StatusMethodNotAllowed, dialect.CodeMethodNotAllowed,
 			"%s %s is not supported; use POST", r.Method, r.URL.Path)
@@ -43,6 +43,14 @@ func (s *Server) admit(x *exchange, route plan.Route) *dialect.Error {
 	if e := s.authenticate(x, route == plan.RouteMessages); e != nil {
 		return e
 	}
+	return s.readRequest(x, route)
+}
+
+// readRequest checks the headers the route needs, reads the body with its
+// bound and finds the model. The capability reader is armed on the body but
+// reads nothing until selection asks.
+func (s *Server) readRequest(x *exchange, route plan.Route) *dialect.Error {
+	r := x.r
 	if route == plan.RouteMessages {
 		if e := checkAnthropicVersion(r); e != nil {
 			return e
@@ -66,6 +74,7 @@ func (s *Server) admit(x *exchange, route plan.Route) *dialect.Error {
 		return modelFieldError(err)
 	}
 	x.model = f.Name
+	x.caps.Reset(route, x.body.Bytes())
 	return nil
 }
 
@@ -82,27 +91,17 @@ func modelFieldError(err error) *dialect.Error {
 	return e
 }
 
-// forward looks the plan up, selects candidates and runs the attempt loop.
+// forward decides, counts what selection passed over, and runs the attempt
+// loop on the selected candidates.
 func (s *Server) forward(x *exchange, route plan.Route) {
 	g := x.snap.Graph
-	p, ok := g.Lookup(x.profile, route, x.model)
-	if !ok {
-		s.refuse(x, modelError(g, x.profile, route, x.model))
-		return
-	}
-	cands := g.CandidatesOf(p)
-	if len(cands) == 0 {
-		s.refuse(x, noCandidateError(g, p, x.model))
-		return
-	}
-	var used plan.CapSet
-	if !p.NativeOnly {
-		used = s.caps.Used(route, x.body.Bytes())
-	}
-	sel := plan.Select(cands, used, x.snap.onFidelityLoss(x.profile), x.order)
-	x.order = sel.Attempt[:0] // keep the grown buffer for the next request
-	if sel.Rejected {
-		s.refuse(x, fidelityError(g, cands, sel, x.model))
+	d, e := s.decide(x, route)
+	s.countSelection(g, &d)
+	if e != nil {
+		if d.sel.Rejected {
+			x.origin = origins(&d)
+		}
+		s.refuse(x, e)
 		return
 	}
 	x.px = proxy.Exchange{
@@ -113,8 +112,15 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Dialect:    x.dialect,
 		Body:       &x.body,
 		Upstreams:  x.snap.Upstreams,
-		Candidates: cands,
-		Order:      sel.Attempt,
+		Candidates: d.cands,
+		Order:      d.sel.Attempt,
 	}
 	x.res = s.proxy.Serve(&x.px)
+	if c := x.res.Served; c != nil {
+		x.origin = c.Origin
+		if d.sel.Lossy {
+			x.lost = d.used &^ c.Preserves
+			s.countLosses(g, c, x.lost, metrics.DowngradeAllowed)
+		}
+	}
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/pistra/pistra/compiler/explain"
 	"github.com/pistra/pistra/runtime/admin"
 )
 
@@ -52,4 +54,15 @@ func (s *Server) Status() admin.Status {
 		LoadedAt:        snap.LoadedAt,
 		LastReloadError: s.lastReloadErr,
 	}
+}
+
+// Catalog reports every routable channel of the serving snapshot with the
+// provenance and age of its capability claim.
+func (s *Server) Catalog(now time.Time) admin.CatalogReport {
+	g := s.snap.Load().Graph
+	rows := explain.CatalogRows(g, now)
+	if rows == nil {
+		rows = []explain.CatalogRow{}
+	}
+	return admin.CatalogReport{SourceHash: g.SourceHash, AsOf: now.UTC(), Channels: rows}
 }

@@ -1,7 +1,8 @@
 // Package server is pistrad's HTTP front: the public listener (inference
-// routes, models, health, metrics) and the admin listener, the active
-// policy snapshot and its reloads, client authentication, the bounded body
-// read and every error answer before the attempt loop takes over.
+// routes, preflight, models, health, metrics) and the admin listener, the
+// active policy snapshot and its reloads, client authentication, the
+// bounded body read, the routing decision (capability read and fidelity
+// selection) and every error answer before the attempt loop takes over.
 package server
 
 import (
@@ -27,13 +28,6 @@ import (
 // called at start-up and on every reload.
 type Loader func() (g *plan.Graph, source string, err error)
 
-// CapReader reports which capabilities a request body uses. Issue 4's
-// capability reader plugs in here; until then no capability is reported
-// and selection keeps every candidate.
-type CapReader interface {
-	Used(route plan.Route, body []byte) plan.CapSet
-}
-
 // Options configure a Server. Zero values take the defaults noted.
 type Options struct {
 	PublicAddr string // default 127.0.0.1:8080
@@ -53,7 +47,6 @@ type Options struct {
 	Upstream http.RoundTripper
 	// MaxRetryWait caps a retry's backoff or retry-after (default 10s).
 	MaxRetryWait time.Duration
-	Caps         CapReader
 }
 
 // Server serves one policy snapshot at a time on two listeners.
@@ -63,7 +56,6 @@ type Server struct {
 	metrics *metrics.Metrics
 	scrape  http.Handler
 	proxy   *proxy.Proxy
-	caps    CapReader
 	public  *http.Server
 	admin   *http.Server
 	pubLn   net.Listener
@@ -82,7 +74,7 @@ type Server struct {
 // served (a missing credential, a bad bundle) is a start-up error.
 func New(o Options) (*Server, error) {
 	o = withDefaults(o)
-	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), caps: o.Caps, errs: make(chan error, 2)}
+	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), errs: make(chan error, 2)}
 	s.scrape = s.metrics.Handler()
 	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait}
 	s.exchanges.New = func() any { return new(exchange) }
@@ -127,15 +119,8 @@ func withDefaults(o Options) Options {
 	if o.MaxRetryWait <= 0 {
 		o.MaxRetryWait = 10 * time.Second
 	}
-	if o.Caps == nil {
-		o.Caps = noCaps{}
-	}
 	return o
 }
-
-type noCaps struct{}
-
-func (noCaps) Used(plan.Route, []byte) plan.CapSet { return 0 }
 
 // Start binds both listeners and serves in the background. Errors from
 // serving later arrive on Errors.
@@ -205,6 +190,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.inference(w, r, plan.RouteResponses)
 	case "/v1/messages":
 		s.inference(w, r, plan.RouteMessages)
+	case "/v1/preflight":
+		s.preflight(w, r)
 	case "/v1/models":
 		s.models(w, r, "")
 	case "/healthz":

@@ -112,6 +112,17 @@ func (s *Snapshot) profileOf(key string) (int, bool) {
 	return 0, false
 }
 
+// keyProfile returns the profile of the key named name, for the admin
+// acting on a key's behalf.
+func (s *Snapshot) keyProfile(name string) (int, bool) {
+	for _, k := range s.Graph.Keys {
+		if k.Name == name {
+			return k.Profile, true
+		}
+	}
+	return 0, false
+}
+
 // onFidelityLoss is the profile's policy, or the deployment's default.
 func (s *Snapshot) onFidelityLoss(profile int) string {
 	if v := s.Graph.Profiles[profile].OnFidelityLoss; v != "" {

@@ -32,20 +32,22 @@ type errorObject struct {
 	Details errorDetails `json:"details"`
 }
 
-// errorDetails carries the pistra code where the SDKs read ErrorCode().
+// errorDetails carries the pistra code where the SDKs read ErrorCode(),
+// and beside it the fields of a fidelity refusal's details, if any.
 type errorDetails struct {
 	ErrorCode string `json:"error_code"`
+	*dialect.Fidelity
 }
 
 // WriteError answers with {"type":"error","error":{"type","message",
-// "details":{"error_code"}},"request_id"}.
+// "details":{"error_code",...}},"request_id"}.
 func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Error) {
-	b, _ := json.Marshal(errorBody{ // strings only: cannot fail
+	b, _ := json.Marshal(errorBody{ // strings and capability sets: cannot fail
 		Type: "error",
 		Error: errorObject{
 			Type:    errorType(e.Status),
 			Message: e.Message,
-			Details: errorDetails{ErrorCode: string(e.Code)},
+			Details: errorDetails{ErrorCode: string(e.Code), Fidelity: e.Fidelity},
 		},
 		RequestID: requestID,
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 func TestWriteErrorShape(t *testing.T) {
@@ -82,6 +83,37 @@ func TestPaging(t *testing.T) {
 		}
 		if len(ids) > 0 && (*got.FirstID != ids[0] || *got.LastID != ids[len(ids)-1]) {
 			t.Errorf("%q: first/last %s/%s", tt.query, *got.FirstID, *got.LastID)
+		}
+	}
+}
+
+// TestFidelityDetails: a fidelity refusal's details sit in error.details
+// beside error_code.
+func TestFidelityDetails(t *testing.T) {
+	f := &dialect.Fidelity{Used: plan.Of(plan.CapExtendedThinking), Candidates: []dialect.Candidate{{
+		Provider: "bedrockish", Channel: "compat", Tier: plan.TierProviderCompat, Model: "claude",
+		Lost: plan.Of(plan.CapExtendedThinking), Origin: "overlays/b.cue", VerifiedBy: "https://b.example",
+	}}}
+	for _, tt := range []struct {
+		fid  *dialect.Fidelity
+		want string
+	}{
+		{f, `{"error_code":"fidelity_loss","used":["extended_thinking"],"candidates":[{"provider":"bedrockish","channel":"compat",` +
+			`"tier":"provider_compat","model":"claude","lost":["extended_thinking"],"origin":"overlays/b.cue","verified_by":"https://b.example"}]}`},
+		{nil, `{"error_code":"fidelity_loss"}`},
+	} {
+		rec := httptest.NewRecorder()
+		Dialect{}.WriteError(rec, "req_1", &dialect.Error{Status: 400, Code: dialect.CodeFidelityLoss, Message: "lossy", Fidelity: tt.fid})
+		var got struct {
+			Error struct {
+				Details json.RawMessage `json:"details"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Error.Details) != tt.want {
+			t.Errorf("details %s\nwant    %s", got.Error.Details, tt.want)
 		}
 	}
 }

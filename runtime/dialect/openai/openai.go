@@ -27,16 +27,20 @@ type errorObject struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    string  `json:"code"`
+	// Pistra carries the details of a fidelity refusal; the SDKs keep
+	// unknown members in the error's raw JSON.
+	Pistra *dialect.Fidelity `json:"pistra,omitempty"`
 }
 
 // WriteError answers with {"error":{"message","type","param","code"}}; the
-// pistra code goes in code, which the SDKs surface as err.Code.
+// pistra code goes in code, which the SDKs surface as err.Code, and a
+// fidelity refusal adds error.pistra.
 func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Error) {
-	obj := errorObject{Message: e.Message, Type: errorType(e.Status), Code: string(e.Code)}
+	obj := errorObject{Message: e.Message, Type: errorType(e.Status), Code: string(e.Code), Pistra: e.Fidelity}
 	if e.Param != "" {
 		obj.Param = &e.Param
 	}
-	b, _ := json.Marshal(errorBody{Error: obj}) // strings only: cannot fail
+	b, _ := json.Marshal(errorBody{Error: obj}) // strings and capability sets: cannot fail
 	w.Header().Set("x-request-id", requestID)
 	dialect.WriteJSON(w, e.Status, b)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 func TestWriteErrorShape(t *testing.T) {
@@ -61,5 +62,34 @@ func TestModelList(t *testing.T) {
 	}
 	if rec.Code != http.StatusOK || got.Object != "list" || len(got.Data) != 2 || got.Data[1].ID != "gpt-4o" || got.Data[0].Object != "model" {
 		t.Fatalf("body %s", rec.Body)
+	}
+}
+
+// TestFidelityDetails: a fidelity refusal keeps the standard members and
+// adds error.pistra; any other error has no pistra member at all.
+func TestFidelityDetails(t *testing.T) {
+	f := &dialect.Fidelity{Used: plan.Of(plan.CapStrictTools, plan.CapMultiChoice), Candidates: []dialect.Candidate{{
+		Provider: "vendor", Channel: "compat", Tier: plan.TierProviderCompat, Model: "m",
+		Lost: plan.Of(plan.CapStrictTools), Origin: "overlays/vendor.cue", VerifiedAt: "2026-11-20", VerifiedBy: "https://vendor.example/docs",
+	}}}
+	for _, tt := range []struct {
+		fid  *dialect.Fidelity
+		want string
+	}{
+		{f, `{"used":["strict_tools","multi_choice"],"candidates":[{"provider":"vendor","channel":"compat","tier":"provider_compat",` +
+			`"model":"m","lost":["strict_tools"],"origin":"overlays/vendor.cue","verified_at":"2026-11-20","verified_by":"https://vendor.example/docs"}]}`},
+		{nil, ""},
+	} {
+		rec := httptest.NewRecorder()
+		Dialect{}.WriteError(rec, "req_1", &dialect.Error{Status: 400, Code: dialect.CodeFidelityLoss, Message: "lossy", Fidelity: tt.fid})
+		var got struct {
+			Error map[string]json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Error["pistra"]) != tt.want || string(got.Error["code"]) != `"fidelity_loss"` || string(got.Error["param"]) != "null" {
+			t.Errorf("body %s", rec.Body)
+		}
 	}
 }

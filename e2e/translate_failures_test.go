@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/pistra/pistra/internal/fakeprovider"
+)
+
+// translateFailoverPolicy: "smart" is served natively by up-openai, which
+// fails over on 5xx to up-anthropic, a provider that speaks only Anthropic
+// and resolves smart to a model of its own.
+const translateFailoverPolicy = `package pistra
+
+providers: {
+	"up-openai": {
+		base_url:       "{{.OpenAI}}"
+		credential_env: "E2E_OPENAI_KEY"
+		models: {"gpt-4o-mini": {}}
+		aliases: smart: "gpt-4o-mini"
+		channels: native: {dialect: "openai", tier: "native"}
+		retries: {max: 1, backoff: "10ms", on: ["5xx"]}
+		timeout: "5s"
+		failover: {to: ["up-anthropic"], on: ["5xx"]}
+	}
+	"up-anthropic": {
+		base_url:       "{{.Anthropic}}"
+		credential_env: "E2E_ANTHROPIC_KEY"
+		models: {"claude-haiku-4-5": {max_tokens: 1024}}
+		aliases: smart: "claude-haiku-4-5"
+		channels: native: {dialect: "anthropic", tier: "native"}
+		timeout: "5s"
+	}
+}
+
+primary: smart: "up-openai"
+
+profiles: default: {}
+
+keys: [{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"}]
+`
+
+// TestTranslateFailover: a same-dialect primary failing with 5xx moves to
+// a translated candidate, streaming or not; the model that answered is the
+// candidate's own resolution of the alias.
+func TestTranslateFailover(t *testing.T) {
+	e := startWith(t, translateFailoverPolicy)
+	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: 503})
+	client := e.openaiClient(keyDefault)
+	for _, stream := range []bool{false, true} {
+		var resp *http.Response
+		var model, content string
+		if stream {
+			s := client.Chat.Completions.NewStreaming(context.Background(), chatParams("smart"), option.WithResponseInto(&resp))
+			var acc openai.ChatCompletionAccumulator
+			for s.Next() {
+				acc.AddChunk(s.Current())
+			}
+			if err := s.Err(); err != nil {
+				t.Fatal(err)
+			}
+			model, content = acc.Model, acc.Choices[0].Message.Content
+		} else {
+			got, err := client.Chat.Completions.New(context.Background(), chatParams("smart"), option.WithResponseInto(&resp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			model, content = got.Model, got.Choices[0].Message.Content
+		}
+		if model != "claude-haiku-4-5" || content != fakeprovider.ReplyText(prompt) {
+			t.Errorf("stream=%v: %q from %q", stream, content, model)
+		}
+		wantServedBy(t, resp, "up-anthropic", "openai_anthropic")
+	}
+	if e.openai.Calls() != 4 || e.anthropic.Calls() != 2 {
+		t.Errorf("calls: openai %d anthropic %d, want 4 and 2", e.openai.Calls(), e.anthropic.Calls())
+	}
+	call := lastCall(t, e.anthropic)
+	if call.Model != "claude-haiku-4-5" || !strings.Contains(string(call.Body), `"max_tokens":1024`) ||
+		call.Header.Get("X-Api-Key") != secretAnthropic || call.Header.Get("Authorization") != "" || call.Header.Get("Anthropic-Version") != "2023-06-01" {
+		t.Errorf("translated attempt sent %s with version %q", call.Body, call.Header.Get("Anthropic-Version"))
+	}
+	moves := map[string]string{"from": "up-openai", "to": "up-anthropic", "reason": "5xx"}
+	if got := e.counter("pistra_failover_total", moves); got != 2 {
+		t.Errorf("failovers %v, want 2", got)
+	}
+}
+
+// TestTranslateUpstreamErrors: an upstream's error status reaches each SDK
+// as its own typed error, with the status it knows (Anthropic's 529 is a
+// 503 to OpenAI clients), the upstream's message, and retry hints.
+func TestTranslateUpstreamErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		anthropic  bool // the client; the upstream speaks the other dialect
+		fault      int
+		status     int
+		errType    string // OpenAI code / Anthropic type: the upstream's error type
+		message    string
+		retryAfter bool // the fake sends retry hints with every fault but 529
+	}{
+		{"429 to OpenAI", false, 429, 429, "rate_limit_error", "injected failure", true},
+		{"500 to OpenAI", false, 500, 500, "api_error", "injected failure", true},
+		{"529 to OpenAI", false, 529, 503, "overloaded_error", "Overloaded", false},
+		{"429 to Anthropic", true, 429, 429, "rate_limit_error", "injected failure", true},
+		{"500 to Anthropic", true, 500, 500, "api_error", "injected failure", true},
+		{"503 to Anthropic", true, 503, 503, "overloaded_error", "injected failure", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := start(t)
+			faults := fakeprovider.Faults{FailStatus: tt.fault, RetryAfter: 10 * time.Millisecond}
+			var resp *http.Response
+			if tt.anthropic {
+				e.setFaults(e.openai, faults)
+				e.setFaults(e.backup, faults) // up-openai fails over to it
+				client := e.anthropicClient(keyDefault)
+				_, err := client.Messages.New(context.Background(), messageParams("gpt-4o-mini"))
+				var apiErr *anthropic.Error
+				if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.status || string(apiErr.Type()) != tt.errType || !strings.Contains(apiErr.Message, tt.message) {
+					t.Fatalf("got %v, want %d %s %q", err, tt.status, tt.errType, tt.message)
+				}
+				resp = apiErr.Response
+			} else {
+				e.setFaults(e.anthropic, faults)
+				client := e.openaiClient(keyDefault)
+				_, err := client.Chat.Completions.New(context.Background(), chatParams("claude-haiku-4-5"))
+				apiErr := wantOpenAIError(t, err, tt.status, tt.errType)
+				if !strings.Contains(apiErr.Message, tt.message) {
+					t.Fatalf("message %q, want %q", apiErr.Message, tt.message)
+				}
+				resp = apiErr.Response
+			}
+			if (resp.Header.Get("Retry-After") != "") != tt.retryAfter || resp.Header.Get("Pistra-Provider") == "" {
+				t.Errorf("headers %v", resp.Header)
+			}
+		})
+	}
+}
+
+// TestTranslatedStreamCut: an upstream stream that breaks after the status
+// went out ends the client's stream in an error, not a clean end.
+func TestTranslatedStreamCut(t *testing.T) {
+	e := start(t)
+	e.setFaults(e.anthropic, fakeprovider.Faults{CutAfter: 3})
+	oc, ac := e.openaiClient(keyDefault), e.anthropicClient(keyDefault)
+	s := oc.Chat.Completions.NewStreaming(context.Background(), chatParams("claude-haiku-4-5"))
+	for s.Next() {
+	}
+	if s.Err() == nil {
+		t.Error("the OpenAI client saw a clean end of a cut stream")
+	}
+	e.setFaults(e.openai, fakeprovider.Faults{CutAfter: 2})
+	as := ac.Messages.NewStreaming(context.Background(), messageParams("gpt-4o-mini"))
+	var msg anthropic.Message
+	for as.Next() {
+		_ = msg.Accumulate(as.Current())
+	}
+	if as.Err() == nil {
+		t.Error("the Anthropic client saw a clean end of a cut stream")
+	}
+}
+
+// TestTranslatedFidelityRefusal: a strict-tools request from an Anthropic
+// client, whose model only an OpenAI-only provider serves, is refused under
+// the default reject before anything is sent upstream.
+func TestTranslatedFidelityRefusal(t *testing.T) {
+	e := start(t)
+	p := messageParams("gpt-4o-mini")
+	p.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "get_weather", Strict: anthropic.Bool(true),
+		InputSchema: anthropic.ToolInputSchemaParam{Properties: weatherProperties, Required: []string{"city"}}}}}
+	client := e.anthropicClient(keyDefault)
+	_, err := client.Messages.New(context.Background(), p)
+	wantAnthropicError(t, err, http.StatusBadRequest, "fidelity_loss")
+	if e.openai.Calls() != 0 || e.backup.Calls() != 0 {
+		t.Errorf("a refused request reached an upstream")
+	}
+}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/pistra/pistra/runtime/caps"
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// decision is what routing decided for one request before any upstream is
+// dialled. A real request and a preflight reach it by the same call, so
+// what preflight answers is what the request would do.
+type decision struct {
+	plan  *plan.Plan
+	cands []plan.Candidate
+	// used is what the body was found to use; read says whether it was read
+	// at all (not when no candidate could lose anything readable).
+	used plan.CapSet
+	read bool
+	sel  plan.Selection
+}
+
+// decide looks the plan up, reads the capabilities the body uses when some
+// candidate could drop one, and runs fidelity selection. The error is the
+// refusal the client gets: no plan, no candidate left, or fidelity_loss.
+func (s *Server) decide(x *exchange, route plan.Route) (decision, *dialect.Error) {
+	g := x.snap.Graph
+	p, ok := g.Lookup(x.profile, route, x.model)
+	if !ok {
+		return decision{}, modelError(g, x.profile, route, x.model)
+	}
+	d := decision{plan: p, cands: g.CandidatesOf(p)}
+	if len(d.cands) == 0 {
+		return d, noCandidateError(g, p, x.model)
+	}
+	d.used, d.read = capsUsed(p, d.cands, route, &x.caps)
+	d.sel = plan.Select(d.cands, d.used, x.snap.onFidelityLoss(x.profile), x.order)
+	x.order = d.sel.Attempt[:0] // keep the grown buffer for the next request
+	if d.sel.Rejected {
+		return d, fidelityError(g, d, x.model)
+	}
+	return d, nil
+}
+
+// capSource is the body's capability read; *caps.Reader, memoized per
+// request, in production.
+type capSource interface{ Caps() plan.CapSet }
+
+var _ capSource = (*caps.Reader)(nil)
+
+// capsUsed asks src only when the answer could change selection: never for
+// a native-only plan, and not when every candidate keeps everything the
+// route's reader can detect.
+func capsUsed(p *plan.Plan, cands []plan.Candidate, route plan.Route, src capSource) (plan.CapSet, bool) {
+	if p.NativeOnly {
+		return 0, false
+	}
+	detectable := caps.Detectable(route)
+	for i := range cands {
+		if detectable&^cands[i].Preserves != 0 {
+			return src.Caps(), true
+		}
+	}
+	return 0, false
+}
+
+// countSelection records the candidates selection passed over: skipped
+// when a lossless one remains, rejected when none did. One increment per
+// capability each would have dropped.
+func (s *Server) countSelection(g *plan.Graph, d *decision) {
+	action := metrics.DowngradeSkipped
+	if d.sel.Rejected {
+		action = metrics.DowngradeRejected
+	}
+	for _, l := range d.sel.Passed {
+		s.countLosses(g, &d.cands[l.Candidate], l.Missing, action)
+	}
+}
+
+// countLosses records each capability in lost for candidate c.
+func (s *Server) countLosses(g *plan.Graph, c *plan.Candidate, lost plan.CapSet, action string) {
+	prov := &g.Providers[c.Provider]
+	channel := prov.Channels[c.Channel].Name
+	for m := uint32(lost); m != 0; m &= m - 1 {
+		s.metrics.Downgrade(prov.Name, channel, plan.Cap(bits.TrailingZeros32(m)).String(), action)
+	}
+}
+
+// describe names candidate c for a client, with what it would drop of the
+// capabilities the request uses and the provenance of its channel's claim.
+func describe(g *plan.Graph, c *plan.Candidate, used plan.CapSet) dialect.Candidate {
+	prov := &g.Providers[c.Provider]
+	ch := &prov.Channels[c.Channel]
+	return dialect.Candidate{
+		Provider: prov.Name, Channel: ch.Name, Tier: c.Tier, Model: c.Model, Translate: c.Translate,
+		Lost: used &^ c.Preserves, Origin: c.Origin, VerifiedAt: ch.VerifiedAt, VerifiedBy: ch.VerifiedBy,
+	}
+}
+
+// origins lists the distinct claim origins of a rejected request's
+// candidates, for the log line.
+func origins(d *decision) string {
+	var out []string
+	for _, l := range d.sel.Passed {
+		if o := d.cands[l.Candidate].Origin; !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return strings.Join(out, ",")
+}

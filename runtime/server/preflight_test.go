@@ -1,0 +1,185 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pistra/pistra/runtime/admin"
+)
+
+// preflightView is what the tests read of a preflight answer.
+type preflightView struct {
+	Performed      bool   `json:"performed"`
+	Note           string `json:"note"`
+	Route          string `json:"route"`
+	Profile        string `json:"profile"`
+	Key            string `json:"key"`
+	OnFidelityLoss string `json:"on_fidelity_loss"`
+	Capabilities   struct {
+		Read bool     `json:"read"`
+		Used []string `json:"used"`
+	} `json:"capabilities"`
+	Serve        candidateView   `json:"serve"`
+	Lossy        bool            `json:"lossy"`
+	AttemptOrder []candidateView `json:"attempt_order"`
+	PassedOver   []candidateView `json:"passed_over"`
+}
+
+type candidateView struct {
+	Provider string   `json:"provider"`
+	Channel  string   `json:"channel"`
+	Model    string   `json:"model"`
+	Origin   string   `json:"origin"`
+	Lost     []string `json:"lost"`
+}
+
+func decodePreflight(t *testing.T, b []byte) preflightView {
+	t.Helper()
+	var v preflightView
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("preflight answer %q: %v", b, err)
+	}
+	return v
+}
+
+// TestPreflightAnswers: the answer names what would serve and what was
+// passed over, performs nothing upstream and counts no downgrade.
+func TestPreflightAnswers(t *testing.T) {
+	tests := []struct {
+		name, key, model, body string
+		serve, lost, passed    string
+		lossy, read            bool
+	}{
+		{"strict skips the compat channel", "k-default", "tools", strictBody, "oa", "", "vendor", false, true},
+		{"plain stays on it", "k-default", "tools", plainBody, "vendor", "", "", false, true},
+		{"allow serves lossy", "k-lenient", "compat", strictBody, "vendor", "strict_tools", "", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &okUpstream{}
+			s, _ := fidelityServer(t)
+			s.proxy.Transport = up
+			rec := s.do(publicRequest{"POST", "/v1/preflight", body(tt.body, tt.model), map[string]string{"Authorization": "Bearer " + tt.key}})
+			if rec.Code != 200 {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			v := decodePreflight(t, rec.Body.Bytes())
+			var passed []string
+			for _, c := range v.PassedOver {
+				passed = append(passed, c.Provider)
+			}
+			if v.Performed || !strings.Contains(v.Note, "no upstream call") || v.Route != "chat_completions" ||
+				v.Serve.Provider != tt.serve || strings.Join(v.Serve.Lost, ",") != tt.lost || v.Lossy != tt.lossy ||
+				strings.Join(passed, ",") != tt.passed || v.Capabilities.Read != tt.read || v.AttemptOrder[0].Provider != v.Serve.Provider {
+				t.Errorf("answer %s", rec.Body)
+			}
+			if up.calls.Load() != 0 {
+				t.Errorf("preflight made %d upstream calls", up.calls.Load())
+			}
+			for _, action := range []string{"skipped", "allowed", "rejected"} {
+				if n := downgrades(t, s, "vendor", "openai-compat", "strict_tools", action); n != 0 {
+					t.Errorf("preflight counted %v %s", n, action)
+				}
+			}
+		})
+	}
+}
+
+// TestPreflightRefusesLikeTheRequest: whatever the real request would be
+// refused with, preflight answers byte for byte the same.
+func TestPreflightRefusesLikeTheRequest(t *testing.T) {
+	s, _ := fidelityServer(t)
+	bearer := map[string]string{"Authorization": "Bearer k-default"}
+	for _, tc := range []struct{ name, body string }{
+		{"fidelity", body(strictBody, "compat")},
+		{"unknown model", body(plainBody, "nope")},
+		{"no model", `{"messages":[]}`},
+		{"not JSON", `{"model":`},
+	} {
+		real := s.do(publicRequest{"POST", "/v1/chat/completions", tc.body, bearer})
+		pre := s.do(publicRequest{"POST", "/v1/preflight?route=chat_completions", tc.body, bearer})
+		if real.Code < 400 || pre.Code != real.Code || pre.Body.String() != real.Body.String() {
+			t.Errorf("%s: request %d %s\npreflight %d %s", tc.name, real.Code, real.Body, pre.Code, pre.Body)
+		}
+	}
+}
+
+// TestPreflightRoute: ?route= picks the route, anthropic-version makes
+// messages the default, and a bad route or caller is refused in the
+// caller's dialect.
+func TestPreflightRoute(t *testing.T) {
+	s, _ := fidelityServer(t)
+	anth := map[string]string{"X-Api-Key": "k-default", "Anthropic-Version": "2023-06-01"}
+	bearer := map[string]string{"Authorization": "Bearer k-default"}
+	tests := []struct {
+		name, path string
+		header     map[string]string
+		status     int
+		code       string
+		anthropic  bool
+	}{
+		{"default route", "/v1/preflight", bearer, 200, "", false},
+		{"anthropic caller defaults to messages", "/v1/preflight", anth, 404, "model_not_on_route", true},
+		{"messages needs anthropic-version", "/v1/preflight?route=messages", bearer, 400, "missing_anthropic_version", true},
+		{"unknown route", "/v1/preflight?route=chat", bearer, 400, "unknown_route", false},
+		{"no key", "/v1/preflight", nil, 401, "missing_api_key", false},
+	}
+	for _, tt := range tests {
+		rec := s.do(publicRequest{"POST", tt.path, body(plainBody, "tools"), tt.header})
+		if rec.Code != tt.status {
+			t.Errorf("%s: status %d, want %d: %s", tt.name, rec.Code, tt.status, rec.Body)
+			continue
+		}
+		if tt.code != "" {
+			if code, a := errorCode(t, rec.Body.Bytes()); code != tt.code || a != tt.anthropic {
+				t.Errorf("%s: code %q (anthropic %v), want %q (%v)", tt.name, code, a, tt.code, tt.anthropic)
+			}
+		}
+	}
+	if rec := s.do(publicRequest{"GET", "/v1/preflight", "", bearer}); rec.Code != 405 {
+		t.Errorf("GET preflight: %d", rec.Code)
+	}
+}
+
+// TestAdminPreflightAndCatalog: the admin asks on a named key's behalf,
+// without its credential, and reads the catalog of the serving snapshot.
+func TestAdminPreflightAndCatalog(t *testing.T) {
+	s, logs := fidelityServer(t)
+	h, err := admin.Handler("t", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path, b string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, strings.NewReader(b))
+		req.Header.Set("Authorization", "Bearer t")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	rec := do("POST", "/admin/v1/preflight?key=lenient", body(strictBody, "compat"))
+	v := decodePreflight(t, rec.Body.Bytes())
+	if rec.Code != 200 || v.Key != "lenient" || v.Profile != "lenient" || v.OnFidelityLoss != "allow" || !v.Lossy || v.Serve.Provider != "vendor" {
+		t.Errorf("admin preflight %d %s", rec.Code, rec.Body)
+	}
+	if !strings.Contains(logs.String(), `"on_behalf_of":"lenient"`) {
+		t.Errorf("log does not say whose behalf: %s", logs)
+	}
+	if rec := do("POST", "/admin/v1/preflight?key=default", body(strictBody, "compat")); rec.Code != 400 {
+		t.Errorf("admin preflight for a rejecting key: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do("POST", "/admin/v1/preflight?key=ghost", body(strictBody, "compat")); rec.Code != 404 || !strings.Contains(rec.Body.String(), "ghost") {
+		t.Errorf("unknown key: %d %s", rec.Code, rec.Body)
+	}
+
+	rep := s.Catalog(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	if rep.SourceHash != "sha256:fidelity" || len(rep.Channels) != 2 {
+		t.Fatalf("catalog %+v", rep)
+	}
+	c := rep.Channels[0]
+	if c.Provider != "vendor" || c.Origin != vendorOrigin || c.VerifiedBy != vendorVerifiedBy || c.AgeDays == nil || *c.AgeDays != 10 {
+		t.Errorf("compat row %+v", c)
+	}
+}
