@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -106,6 +107,10 @@ func TestTranslateOpenAIClientToAnthropic(t *testing.T) {
 	if got.Usage.PromptTokens == 0 || got.Usage.PromptTokens != u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens ||
 		got.Usage.CompletionTokens != u.OutputTokens || got.Usage.PromptTokensDetails.CachedTokens != u.CacheReadInputTokens {
 		t.Errorf("usage %+v from upstream %+v", got.Usage, u)
+	}
+	wantLogged := fmt.Sprintf(`"usage_from":"translator","input_tokens":%d,"output_tokens":%d`, got.Usage.PromptTokens, got.Usage.CompletionTokens)
+	if !strings.Contains(e.logs.String(), wantLogged) {
+		t.Errorf("request log lacks the translator's usage %s", wantLogged)
 	}
 
 	p := chatParams("claude-haiku-4-5")

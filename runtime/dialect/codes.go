@@ -54,8 +54,15 @@ const (
 	// inference route.
 	CodeUnknownRoute Code = "unknown_route"
 	// CodeUnsupportedCandidate (501): the remaining candidates need a path
-	// this build does not serve yet (translation, pools).
+	// this build does not serve yet (pools).
 	CodeUnsupportedCandidate Code = "unsupported_candidate"
+	// CodeUntranslatable (400): the request uses something the upstream's
+	// dialect cannot carry (a file part, a server tool, no max tokens and
+	// no catalog default); every translated candidate would fail the same.
+	CodeUntranslatable Code = "untranslatable_request"
+	// CodeUpstreamInvalidResponse (502): a translated candidate answered
+	// 2xx with a body that could not be read or translated.
+	CodeUpstreamInvalidResponse Code = "upstream_invalid_response"
 	// CodeUpstreamUnreachable (502): no upstream could be reached.
 	CodeUpstreamUnreachable Code = "upstream_unreachable"
 	// CodeUpstreamTimeout (504): the upstream did not answer within the

@@ -83,7 +83,7 @@ func (p *Proxy) Serve(x *Exchange) Result {
 	for _, ci := range x.Order {
 		c := &x.Candidates[ci]
 		up := &x.Upstreams[c.Provider]
-		if !servable(c, up, x.Route) {
+		if !Servable(c, up, x.Route) {
 			continue
 		}
 		if last != nil {
@@ -120,10 +120,10 @@ func (p *Proxy) Serve(x *Exchange) Result {
 	return res
 }
 
-// servable is the one place that passes over candidates this build cannot
+// Servable is the one place that passes over candidates this build cannot
 // serve: providers without a fixed URL (pools), and a translation pair
 // planned for another route than the request's (the compiler plans none).
-func servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
+func Servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
 	if c.Translate != plan.TranslateNone && clientRoute(c.Translate) != inbound {
 		return false
 	}

@@ -15,18 +15,6 @@ import (
 // request; translated_relay.go answers the client from their response.
 // Same-dialect candidates never come here.
 
-// Codes for answers only translated traffic produces. They belong beside
-// the others in dialect/codes.go and live here until that file takes them.
-const (
-	// CodeUntranslatable (400): the request uses something the upstream's
-	// dialect cannot carry (a file part, a server tool, no max tokens and
-	// no catalog default); every translated candidate would fail the same.
-	CodeUntranslatable dialect.Code = "untranslatable_request"
-	// CodeUpstreamInvalidResponse (502): a translated candidate answered
-	// 2xx with a body that could not be read or translated.
-	CodeUpstreamInvalidResponse dialect.Code = "upstream_invalid_response"
-)
-
 // UsageFromTranslator is Result.UsageFrom when a translator parsed the
 // usage from the upstream's response.
 const UsageFromTranslator = "translator"
@@ -112,7 +100,7 @@ func (x *Exchange) prepareTranslation(c *plan.Candidate, up *Upstream) *dialect.
 		return nil
 	}
 	if err := x.Body.translate(c.Translate, up.translateOptions(c, x.Client.Header)); err != nil {
-		return &dialect.Error{Status: http.StatusBadRequest, Code: CodeUntranslatable,
+		return &dialect.Error{Status: http.StatusBadRequest, Code: dialect.CodeUntranslatable,
 			Message: fmt.Sprintf("the request cannot be translated for an %s-dialect upstream: %v", upstreamDialect(c.Translate), err)}
 	}
 	return nil

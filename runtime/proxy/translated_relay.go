@@ -82,7 +82,7 @@ func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *Result) {
 	}
 	if err != nil {
 		res.Err = fmt.Errorf("response from %q: %w", a.up.Name, err)
-		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, CodeUpstreamInvalidResponse,
+		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamInvalidResponse,
 			"provider %q answered with a response that could not be translated", a.up.Name))
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/translate"
@@ -180,13 +181,13 @@ func TestTranslationRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			up := newCanned(map[string][]canned{"ant.test": {jsonReply(200, antMessage)}, "ant26.test": {jsonReply(200, antMessage)}})
 			res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt, toAnt26}}.serve(t, up)
-			if w.Code != 400 || res.Code != CodeUntranslatable || res.Attempts != 0 || len(up.calls) != 0 {
+			if w.Code != 400 || res.Code != dialect.CodeUntranslatable || res.Attempts != 0 || len(up.calls) != 0 {
 				t.Fatalf("status %d code %q attempts %d calls %v: %s", w.Code, res.Code, res.Attempts, up.calls, w.Body)
 			}
 			var e struct {
 				Error struct{ Code, Message string }
 			}
-			if json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error.Code != string(CodeUntranslatable) || !strings.Contains(e.Error.Message, "anthropic") {
+			if json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error.Code != string(dialect.CodeUntranslatable) || !strings.Contains(e.Error.Message, "anthropic") {
 				t.Errorf("error body %s", w.Body)
 			}
 		})
@@ -223,7 +224,7 @@ func TestTranslatedAnthropicClient(t *testing.T) {
 func TestTranslatedMalformedAnswer(t *testing.T) {
 	up := newCanned(map[string][]canned{"ant.test": {jsonReply(200, `<html>proxy</html>`)}})
 	res, w := call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{toAnt}}.serve(t, up)
-	if w.Code != 502 || res.Code != CodeUpstreamInvalidResponse || res.Served != nil || res.Err == nil {
+	if w.Code != 502 || res.Code != dialect.CodeUpstreamInvalidResponse || res.Served != nil || res.Err == nil {
 		t.Fatalf("status %d result %+v: %s", w.Code, res, w.Body)
 	}
 }

@@ -120,6 +120,11 @@ func (s *Server) finish(x *exchange) {
 	if x.res.Attempts > 0 {
 		attrs = append(attrs, slog.Int("attempts", x.res.Attempts))
 	}
+	if x.res.UsageFrom != "" {
+		u := &x.res.Usage
+		attrs = append(attrs, slog.String("usage_from", x.res.UsageFrom),
+			slog.Uint64("input_tokens", u.InputTokens), slog.Uint64("output_tokens", u.OutputTokens))
+	}
 	if x.res.Code != "" {
 		attrs = append(attrs, slog.String("code", string(x.res.Code)))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/proxy"
 )
 
 // Metrics and log route labels of the preflight endpoints.
@@ -141,12 +142,18 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 		Skipped:      staticSkips(g, d.plan),
 	}
 	for _, ci := range d.sel.Attempt {
-		a.AttemptOrder = append(a.AttemptOrder, describe(g, &d.cands[ci], d.used))
+		if c := &d.cands[ci]; proxy.Servable(c, &x.snap.Upstreams[c.Provider], route) {
+			a.AttemptOrder = append(a.AttemptOrder, describe(g, c, d.used))
+		}
+	}
+	if len(a.AttemptOrder) == 0 {
+		return dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
+			"no candidate for %q can be served by this gateway build", x.model)
 	}
 	for _, l := range d.sel.Passed {
 		a.PassedOver = append(a.PassedOver, describe(g, &d.cands[l.Candidate], d.used))
 	}
-	a.Serve = a.AttemptOrder[0] // decide leaves at least one unless it refused
+	a.Serve = a.AttemptOrder[0]
 	x.origin = a.Serve.Origin
 	b, err := json.Marshal(a)
 	if err != nil {
