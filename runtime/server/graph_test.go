@@ -81,7 +81,11 @@ func (u *okUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func newTestServer(t testing.TB, up http.RoundTripper) *Server {
 	t.Helper()
-	g := testGraph()
+	return newTestServerWith(t, testGraph(), up)
+}
+
+func newTestServerWith(t testing.TB, g *plan.Graph, up http.RoundTripper) *Server {
+	t.Helper()
 	s, err := New(Options{
 		AdminToken:   "t",
 		MaxBodyBytes: 4 << 10,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/admin"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // preflightView is what the tests read of a preflight answer.
@@ -181,5 +182,29 @@ func TestAdminPreflightAndCatalog(t *testing.T) {
 	c := rep.Channels[0]
 	if c.Provider != "vendor" || c.Origin != vendorOrigin || c.VerifiedBy != vendorVerifiedBy || c.AgeDays == nil || *c.AgeDays != 10 {
 		t.Errorf("compat row %+v", c)
+	}
+}
+
+// TestPreflightPassesOverWhatTheProxyCannotDial: a pool-backed candidate is
+// passed over by the attempt loop (this build dials no pools), so preflight
+// refuses exactly as the request does rather than naming it as the server.
+func TestPreflightPassesOverWhatTheProxyCannotDial(t *testing.T) {
+	g := testGraph()
+	g.Pools = []plan.Pool{{Name: "gpus", DNS: "gpus.test:8000", Scheme: "http"}}
+	g.Providers[0].BaseURL, g.Providers[0].Pool = "", 0
+	up := &okUpstream{}
+	s := newTestServerWith(t, g, up)
+	bearer := map[string]string{"Authorization": "Bearer k-default"}
+	req := body(plainBody, "gpt")
+	real := s.do(publicRequest{"POST", "/v1/chat/completions", req, bearer})
+	pre := s.do(publicRequest{"POST", "/v1/preflight?route=chat_completions", req, bearer})
+	if code, _ := errorCode(t, real.Body.Bytes()); real.Code != 501 || code != "unsupported_candidate" {
+		t.Fatalf("request: %d %s", real.Code, real.Body)
+	}
+	if pre.Code != real.Code || pre.Body.String() != real.Body.String() {
+		t.Errorf("preflight %d %s\nrequest   %d %s", pre.Code, pre.Body, real.Code, real.Body)
+	}
+	if up.calls.Load() != 0 {
+		t.Errorf("%d upstream calls", up.calls.Load())
 	}
 }
