@@ -74,6 +74,10 @@ func (s *openAIToAnthropicStream) stopSeqIf(seq *string) []byte {
 	return s.stopSeq
 }
 
+func (s *openAIToAnthropicStream) appendGatewayError(message string) {
+	s.appendError("api_error", message)
+}
+
 // appendError writes an Anthropic error event and ends the stream.
 func (s *openAIToAnthropicStream) appendError(typ, message string) {
 	s.beginEvent("error")

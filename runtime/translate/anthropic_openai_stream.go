@@ -3,7 +3,6 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 )
 
@@ -68,13 +67,10 @@ type callSlot struct {
 // openAIToAnthropicStream turns chat completion chunks into an Anthropic
 // event stream.
 type openAIToAnthropicStream struct {
-	w     io.Writer
+	streamCore
 	model []byte // the client model, JSON-encoded
-	sse   sseReader
 	dec   eventDecoder
 	chunk oaiChunk
-	out   []byte
-	state streamState
 
 	open      int  // index of the open content block, -1 for none
 	openText  bool // whether the open block is text
@@ -101,37 +97,9 @@ type openAIToAnthropicStream struct {
 // upstream error chunk becomes an error event.
 func NewOpenAIToAnthropicStream(w io.Writer, clientModel string) Stream {
 	model, _ := json.Marshal(clientModel) // a string: cannot fail
-	return &openAIToAnthropicStream{w: w, model: model, open: -1}
-}
-
-func (s *openAIToAnthropicStream) Write(p []byte) (int, error) {
-	if s.state == done {
-		return len(p), nil
-	}
-	if err := s.sse.feed(p, s); err != nil {
-		return len(p), s.fail(err)
-	}
-	return len(p), s.flush()
-}
-
-func (s *openAIToAnthropicStream) Close() error {
-	if s.state != done {
-		// A last event cut off mid-JSON is what an early end looks like, so
-		// it is not reported as malformed: the state decides below.
-		_ = s.sse.finish(s)
-	}
-	switch s.state {
-	case done:
-		return nil
-	case finishing:
-		s.appendFinal()
-		return s.flush()
-	}
-	s.appendError("api_error", ErrIncompleteStream.Error())
-	if err := s.flush(); err != nil {
-		return err
-	}
-	return ErrIncompleteStream
+	s := &openAIToAnthropicStream{model: model, open: -1}
+	s.streamCore = streamCore{w: w, frames: s}
+	return s
 }
 
 func (s *openAIToAnthropicStream) Usage() Usage {
@@ -139,27 +107,6 @@ func (s *openAIToAnthropicStream) Usage() Usage {
 		return Usage{}
 	}
 	return s.usage.normalised()
-}
-
-// fail reports a malformed upstream to the client and ends the stream.
-func (s *openAIToAnthropicStream) fail(cause error) error {
-	if s.state == done {
-		return s.flush()
-	}
-	s.appendError("api_error", ErrUpstreamEvent.Error())
-	if err := s.flush(); err != nil {
-		return err
-	}
-	return fmt.Errorf("%w: %v", ErrUpstreamEvent, cause)
-}
-
-func (s *openAIToAnthropicStream) flush() error {
-	if len(s.out) == 0 {
-		return nil
-	}
-	_, err := s.w.Write(s.out)
-	s.out = s.out[:0]
-	return err
 }
 
 // event handles one upstream chunk; it implements sseHandler.

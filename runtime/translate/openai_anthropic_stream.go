@@ -10,16 +10,6 @@ import (
 	"strconv"
 )
 
-// streamState is where a stream translator is in its message.
-type streamState uint8
-
-const (
-	awaitingStart streamState = iota // nothing translated yet
-	streaming                        // the message is open
-	finishing                        // the stop reason is known; final frames owed
-	done                             // final or error frames written; input ignored
-)
-
 // antEvent is the reused decode target for one Anthropic stream event. Its
 // raw fields are copied verbatim into OpenAI frames, so a text delta costs no
 // string decode and no allocation once the buffers have grown.
@@ -64,17 +54,14 @@ type toolSlot struct{ block, call int }
 // anthropicToOpenAIStream turns an Anthropic event stream into chat
 // completion chunks.
 type anthropicToOpenAIStream struct {
-	w            io.Writer
+	streamCore
 	model        []byte // the client model, JSON-encoded
 	includeUsage bool
-	sse          sseReader
 	dec          eventDecoder
 	ev           antEvent
-	out          []byte
 	prefix       []byte // every chunk's opening, up to and including "choices":[
 	tools        []toolSlot
 	usage        antUsage
-	state        streamState
 }
 
 // NewAnthropicToOpenAIStream returns a Stream that reads an Anthropic
@@ -90,61 +77,12 @@ type anthropicToOpenAIStream struct {
 // becomes an OpenAI error chunk.
 func NewAnthropicToOpenAIStream(w io.Writer, clientModel string, includeUsage bool) Stream {
 	model, _ := json.Marshal(clientModel) // a string: cannot fail
-	return &anthropicToOpenAIStream{w: w, model: model, includeUsage: includeUsage}
-}
-
-func (s *anthropicToOpenAIStream) Write(p []byte) (int, error) {
-	if s.state == done {
-		return len(p), nil
-	}
-	if err := s.sse.feed(p, s); err != nil {
-		return len(p), s.fail(err)
-	}
-	return len(p), s.flush()
-}
-
-func (s *anthropicToOpenAIStream) Close() error {
-	if s.state != done {
-		// A last event cut off mid-JSON is what an early end looks like, so
-		// it is not reported as malformed: the state decides below.
-		_ = s.sse.finish(s)
-	}
-	switch s.state {
-	case done:
-		return nil
-	case finishing:
-		s.appendFinal()
-		return s.flush()
-	}
-	s.appendError(ErrIncompleteStream.Error(), "")
-	if err := s.flush(); err != nil {
-		return err
-	}
-	return ErrIncompleteStream
+	s := &anthropicToOpenAIStream{model: model, includeUsage: includeUsage}
+	s.streamCore = streamCore{w: w, frames: s}
+	return s
 }
 
 func (s *anthropicToOpenAIStream) Usage() Usage { return s.usage.normalised() }
-
-// fail reports a malformed upstream to the client and ends the stream.
-func (s *anthropicToOpenAIStream) fail(cause error) error {
-	if s.state == done {
-		return s.flush() // the stream already ended; trailing bytes do not matter
-	}
-	s.appendError(ErrUpstreamEvent.Error(), "")
-	if err := s.flush(); err != nil {
-		return err
-	}
-	return fmt.Errorf("%w: %v", ErrUpstreamEvent, cause)
-}
-
-func (s *anthropicToOpenAIStream) flush() error {
-	if len(s.out) == 0 {
-		return nil
-	}
-	_, err := s.w.Write(s.out)
-	s.out = s.out[:0]
-	return err
-}
 
 // event handles one upstream event; it implements sseHandler.
 func (s *anthropicToOpenAIStream) event(data []byte) error {
@@ -299,6 +237,8 @@ func (s *anthropicToOpenAIStream) appendFinal() {
 	s.out = append(s.out, "data: [DONE]\n\n"...)
 	s.state = done
 }
+
+func (s *anthropicToOpenAIStream) appendGatewayError(message string) { s.appendError(message, "") }
 
 // appendError writes an OpenAI error chunk and ends the stream. antType is
 // the upstream's error type, empty for a failure of the stream itself.

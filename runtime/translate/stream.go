@@ -1,0 +1,93 @@
+package translate
+
+import (
+	"fmt"
+	"io"
+)
+
+// streamState is where a stream translator is in its message.
+type streamState uint8
+
+const (
+	awaitingStart streamState = iota // nothing translated yet
+	streaming                        // the message is open
+	finishing                        // the stop reason is known; final frames owed
+	done                             // final or error frames written; input ignored
+)
+
+// streamCore is what both stream translators share: the upstream SSE
+// reader, the client frames not yet written, where the message is, and how
+// a stream ends. A pair embeds it and supplies its own events, final frames
+// and error frame through pairFrames.
+type streamCore struct {
+	w      io.Writer
+	sse    sseReader
+	out    []byte
+	state  streamState
+	frames pairFrames
+}
+
+// pairFrames is what a pair adds to streamCore.
+type pairFrames interface {
+	sseHandler
+	// appendFinal writes the frames that end a finished message.
+	appendFinal()
+	// appendGatewayError writes the client dialect's error frame for a
+	// stream the gateway has to end, and ends it.
+	appendGatewayError(message string)
+}
+
+// Write feeds upstream bytes to the pair and writes what they translate to,
+// once per call, so the caller can flush after every Write.
+func (c *streamCore) Write(p []byte) (int, error) {
+	if c.state == done {
+		return len(p), nil
+	}
+	if err := c.sse.feed(p, c.frames); err != nil {
+		return len(p), c.fail(err)
+	}
+	return len(p), c.flush()
+}
+
+// Close ends the client stream: the final frames when the message
+// finished, else an error frame and ErrIncompleteStream.
+func (c *streamCore) Close() error {
+	if c.state != done {
+		// A last event cut off mid-JSON is what an early end looks like, so
+		// it is not reported as malformed: the state decides below.
+		_ = c.sse.finish(c.frames)
+	}
+	switch c.state {
+	case done:
+		return nil
+	case finishing:
+		c.frames.appendFinal()
+		return c.flush()
+	}
+	c.frames.appendGatewayError(ErrIncompleteStream.Error())
+	if err := c.flush(); err != nil {
+		return err
+	}
+	return ErrIncompleteStream
+}
+
+// fail reports a malformed upstream to the client and ends the stream.
+func (c *streamCore) fail(cause error) error {
+	if c.state == done {
+		return c.flush() // the stream already ended; trailing bytes do not matter
+	}
+	c.frames.appendGatewayError(ErrUpstreamEvent.Error())
+	if err := c.flush(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrUpstreamEvent, cause)
+}
+
+func (c *streamCore) flush() error {
+	if len(c.out) == 0 {
+		return nil
+	}
+	_, err := c.w.Write(c.out)
+	c.out = c.out[:0]
+	return err
+}
