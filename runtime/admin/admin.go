@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -68,6 +69,11 @@ func Handler(token string, c Controller) (http.Handler, error) {
 	mux.HandleFunc("GET /admin/v1/status", a.status)
 	mux.HandleFunc("POST /admin/v1/preflight", a.preflight)
 	mux.HandleFunc("GET /admin/v1/catalog/report", a.catalog)
+	// Profiles of the running gateway, behind the same token: CPU and heap
+	// are how a latency or overhead question gets answered in production.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return a.authenticate(mux), nil
 }
 

@@ -64,6 +64,8 @@ func TestAdminRoutes(t *testing.T) {
 		{"preflight needs the admin token", "POST", "/admin/v1/preflight?key=dev", "Bearer dev", nil, 401, 0, 0},
 		{"catalog report", "GET", "/admin/v1/catalog/report", "Bearer s3cret", nil, 200, 0, 0},
 		{"catalog report needs the admin token", "GET", "/admin/v1/catalog/report", "", nil, 401, 0, 0},
+		{"heap profile", "GET", "/debug/pprof/heap?debug=1", "Bearer s3cret", nil, 200, 0, 0},
+		{"profiles need the admin token", "GET", "/debug/pprof/heap", "", nil, 401, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
