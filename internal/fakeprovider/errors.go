@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/pistra/pistra/runtime/dialect/anthropic"
 )
 
 // apiError is a failure answered in the server's dialect:
@@ -23,34 +25,6 @@ type apiError struct {
 
 func badRequest(message, param string) *apiError {
 	return &apiError{status: http.StatusBadRequest, message: message, param: param}
-}
-
-// anthropicErrorType maps a status to the error.type Anthropic sends with it.
-func anthropicErrorType(status int) string {
-	switch status {
-	case 401:
-		return "authentication_error"
-	case 402:
-		return "billing_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 409:
-		return "conflict_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 504:
-		return "timeout_error"
-	case 529:
-		return "overloaded_error"
-	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
 }
 
 // openAIErrorType maps a status to the error.type and default code OpenAI
@@ -113,7 +87,7 @@ func appendOpenAIError(b []byte, e *apiError) []byte {
 func appendAnthropicError(b []byte, e *apiError, requestID string) []byte {
 	kind := e.kind
 	if kind == "" {
-		kind = anthropicErrorType(e.status)
+		kind = anthropic.ErrorType(e.status)
 	}
 	b = append(b, `{"type":"error","error":{"type":`...)
 	b = appendString(b, kind)

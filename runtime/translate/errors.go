@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"unicode/utf8"
+
+	"github.com/pistra/pistra/runtime/dialect/anthropic"
 )
 
 // Error vocabulary shared by both pairs.
-
-// statusOverloaded is Anthropic's own status for an overloaded API.
-const statusOverloaded = 529
 
 // maxFallbackMessage bounds how much of an unparseable upstream error body is
 // quoted back to the client.
@@ -38,32 +37,14 @@ func openAIErrorType(antType string) string {
 	return antType
 }
 
-// anthropicErrorType names the Anthropic error type for an HTTP status.
+// anthropicErrorType names the Anthropic error type for an upstream
+// OpenAI status. A 503 reads as overloaded to an Anthropic client, which is
+// what Anthropic itself would have said.
 func anthropicErrorType(status int) string {
-	switch status {
-	case 401:
-		return "authentication_error"
-	case 402:
-		return "billing_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 409:
-		return "conflict_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 503, statusOverloaded:
+	if status == http.StatusServiceUnavailable {
 		return "overloaded_error"
-	case 504:
-		return "timeout_error"
 	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
+	return anthropic.ErrorType(status)
 }
 
 // anthropicErrorTypeOf names the Anthropic error type for an OpenAI error

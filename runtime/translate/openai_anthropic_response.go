@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/pistra/pistra/runtime/dialect/anthropic"
 )
 
 // AnthropicToOpenAIResponse converts an Anthropic message body into a
@@ -97,7 +99,7 @@ func AnthropicErrorToOpenAI(status int, body []byte) (int, []byte) {
 		in.Error.Message = fallbackMessage(status, body)
 	}
 	typ := cmp.Or(in.Error.Type, anthropicErrorType(status))
-	if status == statusOverloaded {
+	if status == anthropic.StatusOverloaded {
 		status = 503
 	}
 	return status, openAIErrorBody(in.Error.Message, typ, in.Error.Type)

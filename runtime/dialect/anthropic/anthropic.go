@@ -45,7 +45,7 @@ func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Er
 	b, _ := json.Marshal(errorBody{ // strings and capability sets: cannot fail
 		Type: "error",
 		Error: errorObject{
-			Type:    errorType(e.Status),
+			Type:    ErrorType(e.Status),
 			Message: e.Message,
 			Details: errorDetails{ErrorCode: string(e.Code), Fidelity: e.Fidelity},
 		},
@@ -55,22 +55,27 @@ func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Er
 	dialect.WriteJSON(w, e.Status, b)
 }
 
-// errorType maps a status to the error types Anthropic documents.
-func errorType(status int) string {
+// ErrorType is the error.type Anthropic documents for an HTTP status; the
+// fake upstream and the translators use it too, so there is one table.
+func ErrorType(status int) string {
 	switch status {
 	case http.StatusUnauthorized:
 		return "authentication_error"
+	case http.StatusPaymentRequired:
+		return "billing_error"
 	case http.StatusForbidden:
 		return "permission_error"
 	case http.StatusNotFound:
 		return "not_found_error"
+	case http.StatusConflict:
+		return "conflict_error"
 	case http.StatusRequestEntityTooLarge:
 		return "request_too_large"
 	case http.StatusTooManyRequests:
 		return "rate_limit_error"
 	case http.StatusGatewayTimeout:
 		return "timeout_error"
-	case 529:
+	case StatusOverloaded:
 		return "overloaded_error"
 	}
 	if status >= 500 {
@@ -78,6 +83,9 @@ func errorType(status int) string {
 	}
 	return "invalid_request_error"
 }
+
+// StatusOverloaded is Anthropic's own status for an overloaded API.
+const StatusOverloaded = 529
 
 type model struct {
 	Type        string `json:"type"`
