@@ -163,17 +163,8 @@ func TestStrictToolsSkipCompatChannel(t *testing.T) {
 // fidelityRefusal is what the tests read of error.pistra (OpenAI) or
 // error.details (Anthropic).
 type fidelityRefusal struct {
-	Used       []string `json:"used"`
-	Candidates []struct {
-		Provider   string   `json:"provider"`
-		Channel    string   `json:"channel"`
-		Tier       string   `json:"tier"`
-		Model      string   `json:"model"`
-		Lost       []string `json:"lost"`
-		Origin     string   `json:"origin"`
-		VerifiedAt string   `json:"verified_at"`
-		VerifiedBy string   `json:"verified_by"`
-	} `json:"candidates"`
+	Used       []string        `json:"used"`
+	Candidates []wireCandidate `json:"candidates"`
 }
 
 // lostBy renders a refusal as provider=lost caps, with each claim's source.

@@ -27,10 +27,10 @@ type preflightAnswer struct {
 		Read bool     `json:"read"`
 		Used []string `json:"used"`
 	} `json:"capabilities"`
-	Serve        preflightCandidate   `json:"serve"`
-	Lossy        bool                 `json:"lossy"`
-	AttemptOrder []preflightCandidate `json:"attempt_order"`
-	PassedOver   []preflightCandidate `json:"passed_over"`
+	Serve        wireCandidate   `json:"serve"`
+	Lossy        bool            `json:"lossy"`
+	AttemptOrder []wireCandidate `json:"attempt_order"`
+	PassedOver   []wireCandidate `json:"passed_over"`
 	Skipped      []struct {
 		Provider string   `json:"provider"`
 		Channel  string   `json:"channel"`
@@ -39,7 +39,9 @@ type preflightAnswer struct {
 	} `json:"skipped"`
 }
 
-type preflightCandidate struct {
+// wireCandidate is one candidate as pistra describes it on the wire, in a
+// preflight answer and in a fidelity refusal alike.
+type wireCandidate struct {
 	Provider   string   `json:"provider"`
 	Channel    string   `json:"channel"`
 	Tier       string   `json:"tier"`

@@ -1,10 +1,8 @@
 package translate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 )
 
 // The Anthropic Messages shapes, reduced to the fields the translators read
@@ -38,21 +36,8 @@ type antMessage struct {
 type antContent []antBlock
 
 func (c *antContent) UnmarshalJSON(b []byte) error {
-	switch b = bytes.TrimSpace(b); {
-	case len(b) == 0 || string(b) == "null":
-		*c = nil
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = antContent{{Type: "text", Text: s}}
-		return nil
-	case b[0] == '[':
-		return json.Unmarshal(b, (*[]antBlock)(c))
-	}
-	return fmt.Errorf("content must be a string or an array of blocks")
+	return unmarshalTextOrList(b, (*[]antBlock)(c), func(s string) antBlock { return antBlock{Type: "text", Text: s} },
+		"content must be a string or an array of blocks")
 }
 
 // antBlock is the union of the content blocks the translators handle.

@@ -3,7 +3,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 )
 
 // The OpenAI Chat Completions shapes, reduced to the fields the translators
@@ -83,21 +83,8 @@ type oaiBreakpoint struct {
 }
 
 func (c *oaiContent) UnmarshalJSON(b []byte) error {
-	switch b = bytes.TrimSpace(b); {
-	case len(b) == 0 || string(b) == "null":
-		*c = nil
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = oaiContent{{Type: "text", Text: s}}
-		return nil
-	case b[0] == '[':
-		return json.Unmarshal(b, (*[]oaiPart)(c))
-	}
-	return fmt.Errorf("content must be a string, an array of parts or null")
+	return unmarshalTextOrList(b, (*[]oaiPart)(c), func(s string) oaiPart { return oaiPart{Type: "text", Text: s} },
+		"content must be a string, an array of parts or null")
 }
 
 func (c oaiContent) MarshalJSON() ([]byte, error) {
@@ -221,4 +208,25 @@ type oaiErrorBody struct {
 	Type    string          `json:"type"`
 	Param   json.RawMessage `json:"param"`
 	Code    json.RawMessage `json:"code"`
+}
+
+// unmarshalTextOrList decodes content that both dialects allow as a plain
+// string or as a list: null empties dst, a string becomes one text element,
+// a list decodes as is.
+func unmarshalTextOrList[T any](b []byte, dst *[]T, text func(string) T, wrong string) error {
+	switch b = bytes.TrimSpace(b); {
+	case len(b) == 0 || string(b) == "null":
+		*dst = nil
+		return nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*dst = []T{text(s)}
+		return nil
+	case b[0] == '[':
+		return json.Unmarshal(b, dst)
+	}
+	return errors.New(wrong)
 }
