@@ -54,6 +54,8 @@ func parseFlags(args []string) (config, error) {
 	c.opts.Transport = proxy.DefaultTransportOptions
 	fs.IntVar(&c.opts.Transport.MaxIdleConnsPerHost, "max-idle-conns-per-host", c.opts.Transport.MaxIdleConnsPerHost,
 		"idle upstream connections kept per host; size it to the expected concurrency")
+	fs.BoolVar(&c.opts.Transport.StdlibOnly, "stdlib-upstream-client", false,
+		"send cleartext (http://) upstreams through net/http's Transport instead of the lean HTTP/1.1 client")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
 	fs.DurationVar(&c.logFlushes, "log-flush-interval", 200*time.Millisecond,
 		"how often buffered log lines are written to stderr (0: every line at once)")

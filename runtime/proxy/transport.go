@@ -3,7 +3,10 @@ package proxy
 import (
 	"net"
 	"net/http"
+	"sync"
 	"time"
+
+	"github.com/pistra/pistra/runtime/h1"
 )
 
 // TransportOptions tune the shared upstream transport.
@@ -14,6 +17,9 @@ type TransportOptions struct {
 	DialTimeout         time.Duration
 	TLSHandshakeTimeout time.Duration
 	IdleConnTimeout     time.Duration
+	// StdlibOnly sends cleartext upstreams through net/http's Transport
+	// too, rather than the lean HTTP/1.1 client.
+	StdlibOnly bool
 }
 
 // DefaultTransportOptions suit a gateway in front of a handful of upstreams.
@@ -25,23 +31,66 @@ var DefaultTransportOptions = TransportOptions{
 }
 
 // NewTransport builds the one transport every upstream request shares, so
-// connections are pooled across requests and providers. HTTP/2 is
-// attempted on TLS upstreams; compression is left alone (no Accept-Encoding
-// is added and nothing is decoded), so bodies pass through byte for byte.
-// No response-header timeout is set here: each provider's own timeout
-// bounds its attempts.
-func NewTransport(o TransportOptions) *http.Transport {
+// connections are pooled across requests and providers. Cleartext upstreams
+// reached without a proxy go through the lean HTTP/1.1 client (runtime/h1);
+// everything else goes through net/http's Transport, which attempts HTTP/2
+// on TLS upstreams. Compression is left alone either way (no
+// Accept-Encoding is added and nothing is decoded), so bodies pass through
+// byte for byte. No response-header timeout is set here: each provider's
+// own timeout bounds its attempts.
+func NewTransport(o TransportOptions) *Transport {
 	d := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         d.DialContext,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConns:        0, // no global cap; the per-host cap governs
-		MaxIdleConnsPerHost: o.MaxIdleConnsPerHost,
-		IdleConnTimeout:     o.IdleConnTimeout,
-		TLSHandshakeTimeout: o.TLSHandshakeTimeout,
-		DisableCompression:  true,
-		WriteBufferSize:     16 << 10,
-		ReadBufferSize:      16 << 10,
+	t := &Transport{
+		std: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         d.DialContext,
+			ForceAttemptHTTP2:   true,
+			MaxIdleConns:        0, // no global cap; the per-host cap governs
+			MaxIdleConnsPerHost: o.MaxIdleConnsPerHost,
+			IdleConnTimeout:     o.IdleConnTimeout,
+			TLSHandshakeTimeout: o.TLSHandshakeTimeout,
+			DisableCompression:  true,
+			WriteBufferSize:     16 << 10,
+			ReadBufferSize:      16 << 10,
+		},
 	}
+	if !o.StdlibOnly {
+		t.lean = h1.New(d, o.MaxIdleConnsPerHost, o.IdleConnTimeout)
+	}
+	return t
+}
+
+// Transport sends each upstream request through the client that suits its
+// URL. It is safe for concurrent use.
+type Transport struct {
+	lean *h1.Client // nil with StdlibOnly
+	std  *http.Transport
+	// direct caches, per host, whether a cleartext request to it goes
+	// without a proxy (the environment's proxy settings are read once).
+	direct sync.Map // host -> bool
+}
+
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.lean != nil && req.URL.Scheme == "http" && t.isDirect(req) {
+		return t.lean.RoundTrip(req)
+	}
+	return t.std.RoundTrip(req)
+}
+
+func (t *Transport) isDirect(req *http.Request) bool {
+	if v, ok := t.direct.Load(req.URL.Host); ok {
+		return v.(bool)
+	}
+	u, err := t.std.Proxy(req)
+	direct := err == nil && u == nil
+	t.direct.Store(req.URL.Host, direct)
+	return direct
+}
+
+// CloseIdleConnections closes the pooled connections of both clients.
+func (t *Transport) CloseIdleConnections() {
+	if t.lean != nil {
+		t.lean.CloseIdleConnections()
+	}
+	t.std.CloseIdleConnections()
 }
