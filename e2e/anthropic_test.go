@@ -34,11 +34,15 @@ func replyOf(m *anthropic.Message) string {
 // checks what reached the upstream.
 func TestAnthropicMessages(t *testing.T) {
 	e := start(t)
-	clients := map[string]anthropic.Client{
-		"bearer + 2026-10-21":    e.anthropicClient(keyDefault),
-		"x-api-key + 2023-06-01": e.anthropicXAPIKeyClient(keyDefault),
+	clients := map[string]struct {
+		client  anthropic.Client
+		version string
+	}{
+		"bearer + 2026-10-21":    {e.anthropicClient(keyDefault), "2026-10-21"},
+		"x-api-key + 2023-06-01": {e.anthropicXAPIKeyClient(keyDefault), "2023-06-01"},
 	}
-	for name, client := range clients {
+	for name, tc := range clients {
+		client := tc.client
 		t.Run(name, func(t *testing.T) {
 			var resp *http.Response
 			got, err := client.Messages.New(context.Background(), messageParams("smart"),
@@ -59,8 +63,9 @@ func TestAnthropicMessages(t *testing.T) {
 			if call.Header.Get("X-Api-Key") != secretAnthropic || call.Header.Get("Authorization") != "" {
 				t.Errorf("upstream credentials: x-api-key is not the provider's, or Authorization leaked")
 			}
-			// The provider's static anthropic-version wins over the client's.
-			if call.Header.Get("Anthropic-Version") != "2023-06-01" || call.Header.Get("Anthropic-Beta") != "e2e-beta-1" {
+			// The client's anthropic-version and beta pass as sent, over the
+			// provider's static 2023-06-01: the body was written for them.
+			if call.Header.Get("Anthropic-Version") != tc.version || call.Header.Get("Anthropic-Beta") != "e2e-beta-1" {
 				t.Errorf("forwarded headers %v", call.Header)
 			}
 		})

@@ -194,3 +194,32 @@ func TestStreamCutReachesClientAsError(t *testing.T) {
 		t.Errorf("a committed stream was failed over")
 	}
 }
+
+// TestStreamStallIsCut: once a stream is committed, the provider's timeout
+// bounds every gap between its events; an upstream that goes quiet is cut
+// and the client sees an error, not a hang.
+func TestStreamStallIsCut(t *testing.T) {
+	e := start(t)
+	e.setFaults(e.openai, fakeprovider.Faults{ChunkDelay: 30 * time.Second})
+	client := e.openaiClient(keyDefault)
+	began := time.Now()
+	stream := client.Chat.Completions.NewStreaming(context.Background(), chatParams("fast"))
+	chunks := 0
+	for stream.Next() {
+		chunks++
+	}
+	if stream.Err() == nil {
+		t.Fatalf("a stalled stream ended cleanly after %d chunks", chunks)
+	}
+	if chunks == 0 {
+		t.Errorf("no chunk arrived before the stall")
+	}
+	// A failure guard, not a timing assertion: the stall is 30 s, the
+	// provider's timeout 2 s.
+	if waited := time.Since(began); waited > 20*time.Second {
+		t.Errorf("the stall was waited out (%v)", waited)
+	}
+	if e.backup.Calls() != 0 {
+		t.Errorf("a committed stream was failed over")
+	}
+}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -27,8 +28,9 @@ type attempt struct {
 var errTimeout = errors.New("upstream timeout")
 
 // send makes one attempt on candidate c. The provider's timeout bounds the
-// wait for the response status and headers; once they are in, the body is
-// relayed for as long as it takes.
+// wait for the response status and headers, then every gap between reads
+// of the body: a stream may run as long as it keeps sending, but an
+// upstream that goes quiet mid-answer is cut rather than waited on forever.
 func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
 	a := &attempt{up: up, cand: c}
 	ctx, cancel := context.WithCancelCause(x.Body.traced(x.Client.Context()))
@@ -61,12 +63,35 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
 			a.class = classTimeout
 		}
 	default:
+		if timer != nil {
+			resp.Body = &gapTimedBody{ReadCloser: resp.Body, ctx: ctx, timer: timer, gap: up.timeout}
+		}
 		a.resp, a.class = resp, classify(resp.StatusCode)
 		if a.class != classNone {
 			a.err = errors.New(resp.Status)
 		}
 	}
 	return a
+}
+
+// gapTimedBody bounds each read of an upstream body by the provider's
+// timeout. The clock runs only while a read waits, so a slow client never
+// counts against the upstream.
+type gapTimedBody struct {
+	io.ReadCloser
+	ctx   context.Context
+	timer *time.Timer
+	gap   time.Duration
+}
+
+func (b *gapTimedBody) Read(p []byte) (int, error) {
+	b.timer.Reset(b.gap)
+	n, err := b.ReadCloser.Read(p)
+	b.timer.Stop()
+	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errTimeout) {
+		err = fmt.Errorf("no body bytes for %v: %w", b.gap, errTimeout)
+	}
+	return n, err
 }
 
 // discard drops a failed attempt: its body is drained a little so the

@@ -180,3 +180,35 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestPassthroughVersionHeaders: a same-dialect body is the client's, so the
+// client's anthropic-version and beta reach the upstream as sent; the
+// provider's static value fills in only when the client sent none.
+func TestPassthroughVersionHeaders(t *testing.T) {
+	ant26Same := plan.Candidate{Provider: 1, Tier: plan.TierNative, Model: "claude-x", Origin: "native", Primary: true}
+	body := `{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
+	tests := []struct {
+		name          string
+		client        map[string]string
+		version, beta string
+	}{
+		{"client's", map[string]string{"Anthropic-Version": "2023-06-01", "Anthropic-Beta": "b1"}, "2023-06-01", "b1"},
+		{"provider's fills in", map[string]string{}, "2026-10-21", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := newCanned(map[string][]canned{"ant26.test": {jsonReply(200, `{"id":"msg_1"}`)}})
+			res, _ := call{route: plan.RouteMessages, body: body, header: tt.client, cands: []plan.Candidate{ant26Same}}.serve(t, up)
+			if res.Status != 200 {
+				t.Fatalf("status %d: %v", res.Status, res.Err)
+			}
+			h := up.calls["ant26.test"][0].header
+			if got := h.Values("Anthropic-Version"); len(got) != 1 || got[0] != tt.version {
+				t.Errorf("anthropic-version %v, want %s", got, tt.version)
+			}
+			if got := h.Get("Anthropic-Beta"); got != tt.beta {
+				t.Errorf("anthropic-beta %q, want %q", got, tt.beta)
+			}
+		})
+	}
+}

@@ -20,8 +20,12 @@ import (
 //   - User-Agent and X-Stainless-*: SDK identification and telemetry
 //   - Accept: what the client can read
 //
-// A static header of the provider with the same name replaces the client's:
-// the operator's configuration wins.
+// A static header of the provider with the same name replaces the client's
+// (the operator's configuration wins), except the ones that say what the
+// body means: the client wrote its body for its own Anthropic-Version and
+// Anthropic-Beta, so those pass as sent, and the provider's values only
+// fill in when the client sent none. A translated body is pistrad's own and
+// follows the provider's version instead (fitTranslatedHeaders).
 var forwardedHeaders = map[string]bool{
 	"Openai-Organization": true,
 	"Openai-Project":      true,
@@ -30,6 +34,9 @@ var forwardedHeaders = map[string]bool{
 	"User-Agent":          true,
 	"Accept":              true,
 }
+
+// bodyShapeHeaders are the forwarded headers that fix how the body reads.
+var bodyShapeHeaders = map[string]bool{"Anthropic-Version": true, "Anthropic-Beta": true}
 
 const stainlessPrefix = "X-Stainless-"
 
@@ -49,6 +56,9 @@ func newRequest(ctx context.Context, x *Exchange, up *Upstream, u *url.URL, body
 		h["User-Agent"] = noUserAgent
 	}
 	for _, kv := range up.headers {
+		if bodyShapeHeaders[kv.Name] && len(h[kv.Name]) > 0 {
+			continue
+		}
 		h[kv.Name] = []string{kv.Value}
 	}
 	h["Content-Type"] = jsonContentType
