@@ -118,6 +118,9 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *Result) {
 	case xlatErr != nil:
 		res.Cut = true
 		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, errors.Join(upErr, xlatErr))
+	case s.UpstreamError() != nil:
+		// Relayed as an error event; the stream itself ended cleanly.
+		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, s.UpstreamError())
 	}
 }
 

@@ -141,3 +141,21 @@ func TestTranslatedStreamBreaks(t *testing.T) {
 		})
 	}
 }
+
+// TestTranslatedStreamUpstreamErrorEvent: an error event the upstream sends
+// mid-stream reaches the client as its dialect's error frame, the stream
+// ends cleanly, and the result carries the upstream's error for the log.
+func TestTranslatedStreamUpstreamErrorEvent(t *testing.T) {
+	body := `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	overloaded := "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+	up := newCanned(map[string][]canned{"ant.test": {sse(append(append([]string(nil), antEvents[:3]...), overloaded))}})
+	res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
+	if res.Status != 200 || res.Cut || !errors.Is(res.Err, translate.ErrUpstreamReported) ||
+		!strings.Contains(res.Err.Error(), "Overloaded") {
+		t.Fatalf("result %+v", res)
+	}
+	data, _ := sseData(t, w.Body.String())
+	if last := data[len(data)-1]; !strings.HasPrefix(last, `{"error":`) || !strings.Contains(last, "Overloaded") {
+		t.Errorf("last frame %s", last)
+	}
+}

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 )
@@ -155,6 +156,7 @@ func (s *openAIToAnthropicStream) upstreamError() error {
 	var code string
 	_ = json.Unmarshal(e.Code, &code) // a code may be null or a number
 	s.appendError(anthropicErrorTypeOf(e.Type, code), e.Message)
+	s.reportUpstream(cmp.Or(code, e.Type), e.Message)
 	return nil
 }
 

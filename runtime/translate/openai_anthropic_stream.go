@@ -98,6 +98,7 @@ func (s *anthropicToOpenAIStream) event(data []byte) error {
 		return s.start()
 	case `"error"`:
 		s.appendError(s.ev.Error.Message, s.ev.Error.Type)
+		s.reportUpstream(s.ev.Error.Type, s.ev.Error.Message)
 		return nil
 	}
 	if s.state == awaitingStart {

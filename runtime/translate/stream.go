@@ -25,6 +25,17 @@ type streamCore struct {
 	out    []byte
 	state  streamState
 	frames pairFrames
+	// upstreamErr is the error event the upstream sent, once relayed.
+	upstreamErr error
+}
+
+// UpstreamError is the error the upstream reported in its stream (relayed
+// to the client as its dialect's error event), or nil.
+func (c *streamCore) UpstreamError() error { return c.upstreamErr }
+
+// reportUpstream records an upstream error event the pair relayed.
+func (c *streamCore) reportUpstream(errType, message string) {
+	c.upstreamErr = fmt.Errorf("%w: %s: %s", ErrUpstreamReported, errType, message)
 }
 
 // pairFrames is what a pair adds to streamCore.

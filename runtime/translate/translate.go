@@ -88,11 +88,19 @@ type Stream interface {
 	Close() error
 	// Usage is the usage parsed so far; final after Close.
 	Usage() Usage
+	// UpstreamError is the error event the upstream sent mid-stream, which
+	// the client got as its own dialect's error event; nil when none came.
+	// It wraps ErrUpstreamReported.
+	UpstreamError() error
 }
 
 // ErrIncompleteStream reports an upstream stream that ended before it
 // finished its message. The client has been sent an error event.
 var ErrIncompleteStream = errors.New("translate: upstream stream ended before the message finished")
+
+// ErrUpstreamReported marks an error the upstream itself sent inside a
+// stream. The stream ended cleanly with the client's error event.
+var ErrUpstreamReported = errors.New("translate: upstream reported an error mid-stream")
 
 // ErrUpstreamEvent reports an upstream stream event that could not be
 // understood. The client has been sent an error event.
