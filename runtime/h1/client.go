@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -38,14 +39,22 @@ type Client struct {
 
 // New returns a client that keeps at most maxIdlePerHost idle connections
 // to each host and closes one that sat idle longer than idleTimeout.
+// Zero for either means no limit, as in net/http.
 func New(dialer *net.Dialer, maxIdlePerHost int, idleTimeout time.Duration) *Client {
+	if maxIdlePerHost <= 0 {
+		maxIdlePerHost = math.MaxInt
+	}
+	if idleTimeout <= 0 {
+		idleTimeout = math.MaxInt64
+	}
 	return &Client{dialer: dialer, maxIdlePerHost: maxIdlePerHost, idleTimeout: idleTimeout, idle: map[string][]*conn{}}
 }
 
 type conn struct {
 	nc        net.Conn
 	br        *bufio.Reader
-	bw        *bufio.Writer
+	bw        *bufio.Writer // writes through sent
+	sent      sentCounter
 	addr      string
 	idleSince time.Time
 }
@@ -87,13 +96,33 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		// it. When the request could not even be written, nothing reached
 		// the upstream and it is safe to send again on a fresh connection.
 		var nw nothingWritten
-		if !reused || !errors.As(err, &nw) || req.GetBody == nil || ctx.Err() != nil {
+		if !reused || !errors.As(err, &nw) || (req.Body != nil && req.GetBody == nil) || ctx.Err() != nil {
 			return nil, ctxErr(ctx, err)
 		}
-		if req.Body, err = req.GetBody(); err != nil {
+		if req.Body == nil {
+			continue
+		}
+		body, err := req.GetBody()
+		if err != nil {
 			return nil, err
 		}
+		again := *req // the caller's request is not ours to change
+		again.Body = body
+		req = &again
 	}
+}
+
+// sentCounter counts the bytes a connection took, so a failed write can
+// tell whether any of the request left.
+type sentCounter struct {
+	nc net.Conn
+	n  int64
+}
+
+func (s *sentCounter) Write(p []byte) (int, error) {
+	n, err := s.nc.Write(p)
+	s.n += int64(n)
+	return n, err
 }
 
 // nothingWritten marks a write failure that sent no byte of the request.
@@ -104,7 +133,11 @@ func (e nothingWritten) Unwrap() error { return e.error }
 // exchange writes req on cn and reads the response head.
 func (c *Client) exchange(ctx context.Context, cn *conn, req *http.Request) (*http.Response, error) {
 	stop := context.AfterFunc(ctx, func() { cn.nc.SetDeadline(aLongTimeAgo) })
+	before := cn.sent.n
 	err := writeRequest(cn.bw, req)
+	if err != nil && cn.sent.n == before {
+		err = nothingWritten{err}
+	}
 	// Callers that lend the body's memory wait for this report before
 	// reusing it, as they do with net/http's Transport.
 	if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.WroteRequest != nil {
@@ -119,7 +152,7 @@ func (c *Client) exchange(ctx context.Context, cn *conn, req *http.Request) (*ht
 		stop()
 		return nil, fmt.Errorf("h1: reading response: %w", err)
 	}
-	b := &body{c: c, cn: cn, r: resp.Body, stop: stop, reusable: !resp.Close}
+	b := &body{c: c, cn: cn, r: resp.Body, ctx: ctx, stop: stop, reusable: !resp.Close}
 	resp.Body = b
 	return resp, nil
 }
@@ -184,13 +217,7 @@ func writeRequest(bw *bufio.Writer, req *http.Request) error {
 			return fmt.Errorf("h1: request body: %w", err)
 		}
 	}
-	// Everything so far went to the buffer unless the request is larger
-	// than it: a failed flush with nothing sent before it sent nothing.
-	sentEarly := bw.Buffered() < int(req.ContentLength)
 	if err := bw.Flush(); err != nil {
-		if !sentEarly {
-			return nothingWritten{fmt.Errorf("h1: writing request: %w", err)}
-		}
 		return fmt.Errorf("h1: writing request: %w", err)
 	}
 	return nil
@@ -256,7 +283,10 @@ func (c *Client) get(ctx context.Context, addr string) (cn *conn, reused bool, e
 	if err != nil {
 		return nil, false, ctxErr(ctx, err)
 	}
-	return &conn{nc: nc, br: bufio.NewReaderSize(nc, bufSize), bw: bufio.NewWriterSize(nc, bufSize), addr: addr}, false, nil
+	cn = &conn{nc: nc, br: bufio.NewReaderSize(nc, bufSize), addr: addr}
+	cn.sent.nc = nc
+	cn.bw = bufio.NewWriterSize(&cn.sent, bufSize)
+	return cn, false, nil
 }
 
 // put returns a connection whose last response was read whole.
@@ -295,30 +325,38 @@ type body struct {
 	c        *Client
 	cn       *conn
 	r        io.ReadCloser
+	ctx      context.Context
 	stop     func() bool
 	reusable bool
+	sawEOF   bool // touched by Read only
 	done     atomic.Bool
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	if b.done.Load() {
+		if b.sawEOF {
+			return 0, io.EOF
+		}
 		return 0, errors.New("h1: read on closed body")
 	}
 	n, err := b.r.Read(p)
 	switch {
 	case err == io.EOF:
+		b.sawEOF = true
 		b.release(true)
 	case err != nil:
 		b.release(false)
+		err = ctxErr(b.ctx, err)
 	}
 	return n, err
 }
 
 // Close ends the exchange. A body not read to its end leaves the connection
 // out of step, so the connection is closed rather than drained: draining an
-// event stream could take as long as the stream.
+// event stream could take as long as the stream. A response that has no
+// body (204, 304, a HEAD's) has nothing left to drain.
 func (b *body) Close() error {
-	b.release(false)
+	b.release(b.r == http.NoBody)
 	return nil
 }
 
