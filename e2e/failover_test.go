@@ -146,7 +146,11 @@ func TestTimeout(t *testing.T) {
 		Model:  "gpt-3.5-turbo-instruct",
 		Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompt)},
 	})
-	wantOpenAIError(t, err, http.StatusGatewayTimeout, "upstream_timeout")
+	apiErr := wantOpenAIError(t, err, http.StatusGatewayTimeout, "upstream_timeout")
+	// The gateway's own answer still names the claim routing acted on.
+	if apiErr.Response.Header.Get("Pistra-Channel-Origin") == "" {
+		t.Errorf("a 504 after an attempt carries no channel origin: %v", apiErr.Response.Header)
+	}
 }
 
 // TestLastUpstreamErrorPassedThrough: when the failover provider fails too,

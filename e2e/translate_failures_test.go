@@ -184,3 +184,44 @@ func TestTranslatedFidelityRefusal(t *testing.T) {
 		t.Errorf("a refused request reached an upstream")
 	}
 }
+
+// TestPreflightRefusesUntranslatable: a body the translator refuses (a file
+// part, which Anthropic's Messages API cannot take) gets the same 400 from
+// preflight as from the real request when only a translated candidate
+// exists; when a native candidate exists, both pick it.
+func TestPreflightRefusesUntranslatable(t *testing.T) {
+	e := startWith(t, translateFailoverPolicy)
+	fileParams := func(model string) openai.ChatCompletionNewParams {
+		return openai.ChatCompletionNewParams{Model: model, Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+				openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{FileID: openai.String("file-abc123")}),
+				openai.TextContentPart("Summarise the file."),
+			}),
+		}}
+	}
+	auth := http.Header{"Authorization": {"Bearer " + keyDefault}}
+	client := e.openaiClient(keyDefault)
+
+	status, raw := e.preflight(e.baseURL()+"preflight", auth, fileParams("claude-haiku-4-5"))
+	_, err := client.Chat.Completions.New(context.Background(), fileParams("claude-haiku-4-5"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Code != "untranslatable_request" {
+		t.Fatalf("want untranslatable_request, got %v", err)
+	}
+	if status != apiErr.StatusCode || !strings.Contains(string(raw), apiErr.RawJSON()) {
+		t.Errorf("preflight %d %s\nrequest   %d %s", status, raw, apiErr.StatusCode, apiErr.RawJSON())
+	}
+	if n := len(e.anthropic.Requests()); n != 0 {
+		t.Errorf("the untranslatable body reached the Anthropic upstream %d times", n)
+	}
+
+	status, raw = e.preflight(e.baseURL()+"preflight", auth, fileParams("smart"))
+	ans := decodeAnswer(t, status, raw)
+	var resp *http.Response
+	if _, err := client.Chat.Completions.New(context.Background(), fileParams("smart"), option.WithResponseInto(&resp)); err != nil {
+		t.Fatal(err)
+	}
+	if ans.Serve.Provider != "up-openai" || resp.Header.Get("Pistra-Provider") != "up-openai" {
+		t.Errorf("preflight serves %q, the request was served by %q", ans.Serve.Provider, resp.Header.Get("Pistra-Provider"))
+	}
+}

@@ -7,7 +7,8 @@ import "github.com/pistra/pistra/runtime/plan"
 //   - strict_tools: tools[].function.strict is true
 //   - structured_output: response_format.type is json_schema or json_object
 //   - prompt_caching: prompt_cache_key, _retention or _options set (not
-//     null), or a prompt_cache_breakpoint on a messages[].content[] part
+//     null; the first two not empty), or a prompt_cache_breakpoint on a
+//     messages[].content[] part
 //   - extended_thinking: reasoning_effort is a string other than "none"
 //   - audio_input: a messages[].content[] part of type input_audio; asking
 //     for audio output (modalities, audio) is not audio input
@@ -21,7 +22,9 @@ func chatMember(s *scanner, key []byte) plan.CapSet {
 		// form of the same promise, and a compat endpoint that ignores
 		// response_format breaks both.
 		return when(formatIsJSON(s), plan.CapStructuredOutput)
-	case "prompt_cache_key", "prompt_cache_retention", "prompt_cache_options":
+	case "prompt_cache_key", "prompt_cache_retention":
+		return when(setString(s), plan.CapPromptCaching)
+	case "prompt_cache_options":
 		return when(s.present(), plan.CapPromptCaching)
 	case "reasoning_effort":
 		return when(effortOn(s), plan.CapExtendedThinking)
@@ -116,6 +119,18 @@ func formatMemberIsJSON(s *scanner) bool {
 
 // effortOn reads a reasoning effort and reports whether it asks for any
 // reasoning: any string but "none". Null or another shape is not a request.
+// setString consumes the value at pos and reports whether it is set: a
+// non-empty string, or any other value but null (which the upstream's own
+// validation then answers). An empty string asks for nothing, as the
+// translator reads it.
+func setString(s *scanner) bool {
+	if s.peek() == '"' {
+		v, ok := s.str()
+		return ok && len(v) > 0
+	}
+	return s.present()
+}
+
 func effortOn(s *scanner) bool {
 	v, ok := s.str()
 	return ok && string(v) != "none"

@@ -51,6 +51,8 @@ var chatCases = []capCase{
 	{"prompt_cache_retention", chatBody(`,"prompt_cache_retention":"24h"`), promptCaching},
 	{"prompt_cache_options", chatBody(`,"prompt_cache_options":{}`), promptCaching},
 	{"prompt_cache_key null", chatBody(`,"prompt_cache_key":null`), capsNone},
+	{"prompt_cache_key empty", chatBody(`,"prompt_cache_key":""`), capsNone},
+	{"prompt_cache_retention", chatBody(`,"prompt_cache_retention":"24h"`), promptCaching},
 	{"breakpoint on part", `{"model":"m","messages":[{"role":"system","content":[{"type":"text","text":"long","prompt_cache_breakpoint":{"mode":"explicit"}}]}]}`, promptCaching},
 	{"breakpoint null", `{"model":"m","messages":[{"role":"system","content":[{"type":"text","text":"long","prompt_cache_breakpoint":null}]}]}`, capsNone},
 	{"breakpoint on message", `{"model":"m","messages":[{"role":"user","content":"x","prompt_cache_breakpoint":{"mode":"explicit"}}]}`, capsNone},

@@ -8,7 +8,7 @@ import "github.com/pistra/pistra/runtime/plan"
 //     (function tools are flat here, no function wrapper)
 //   - structured_output: text.format.type is json_schema or json_object
 //   - prompt_caching: prompt_cache_key, _retention or _options set (not
-//     null), or a prompt_cache_breakpoint on an input item's part
+//     null; the first two not empty), or a prompt_cache_breakpoint on an input item's part
 //   - extended_thinking: reasoning.effort is a string other than "none"
 //   - audio_input: an input item's part of type input_audio
 //
@@ -19,7 +19,9 @@ func responsesMember(s *scanner, key []byte) plan.CapSet {
 		return when(responsesStrictTools(s), plan.CapStrictTools)
 	case "text":
 		return when(formatMemberIsJSON(s), plan.CapStructuredOutput)
-	case "prompt_cache_key", "prompt_cache_retention", "prompt_cache_options":
+	case "prompt_cache_key", "prompt_cache_retention":
+		return when(setString(s), plan.CapPromptCaching)
+	case "prompt_cache_options":
 		return when(s.present(), plan.CapPromptCaching)
 	case "reasoning":
 		return when(reasoningOn(s), plan.CapExtendedThinking)

@@ -8,6 +8,7 @@
 package proxy
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
@@ -51,6 +52,8 @@ type Result struct {
 	// Served is the candidate whose answer was relayed, nil when the
 	// gateway answered itself.
 	Served *plan.Candidate
+	// Tried is the candidate of the last attempt, served or not.
+	Tried *plan.Candidate
 	// Provider names Served's provider, or metrics.NoProvider.
 	Provider string
 	// Attempts counts upstream requests sent.
@@ -80,10 +83,12 @@ func (p *Proxy) Serve(x *Exchange) Result {
 	res := Result{Provider: metrics.NoProvider}
 	moveOn := p.primaryFailover(x)
 	var last *attempt
+	var refused *dialect.Error
 	for _, ci := range x.Order {
 		c := &x.Candidates[ci]
 		up := &x.Upstreams[c.Provider]
-		if !Servable(c, up, x.Route) {
+		if ok, e := x.Prepare(c); !ok {
+			refused = cmp.Or(refused, e)
 			continue
 		}
 		if last != nil {
@@ -94,11 +99,6 @@ func (p *Proxy) Serve(x *Exchange) Result {
 				p.Metrics.Failover(last.up.Name, up.Name, last.class.String())
 			}
 			last.discard()
-		}
-		if e := x.prepareTranslation(c, up); e != nil {
-			// The client's request is at fault: no candidate would do better.
-			p.answer(x, &res, e)
-			return res
 		}
 		last = p.tryCandidate(x, c, up, &res)
 		if last.class == classNone {
@@ -112,12 +112,35 @@ func (p *Proxy) Serve(x *Exchange) Result {
 		}
 	}
 	if last == nil {
-		p.answer(x, &res, dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
-			"no candidate for %q can be served by this gateway build", x.Body.Requested()))
+		p.answer(x, &res, cmp.Or(refused, Unservable(x.Body.Requested())))
 		return res
 	}
 	p.answerFailure(x, last, &res)
 	return res
+}
+
+// Prepare readies candidate c to be sent for x, translating the body when
+// c needs it. It reports false when c cannot take the request: this build
+// cannot dial it (refusal nil), or its translator refuses the body (the
+// refusal says why). The attempt loop then moves to the next candidate
+// whatever the failover policy, since nothing was sent; preflight asks the
+// same question, so it names the candidate the loop would really try.
+func (x *Exchange) Prepare(c *plan.Candidate) (ok bool, refusal *dialect.Error) {
+	up := &x.Upstreams[c.Provider]
+	if !Servable(c, up, x.Route) {
+		return false, nil
+	}
+	if e := x.prepareTranslation(c, up); e != nil {
+		return false, e
+	}
+	return true, nil
+}
+
+// Unservable is the answer when no candidate for the requested name can be
+// served by this build.
+func Unservable(requested string) *dialect.Error {
+	return dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
+		"no candidate for %q can be served by this gateway build", requested)
 }
 
 // Servable is the one place that passes over candidates this build cannot
@@ -196,6 +219,8 @@ func sleep(r *http.Request, d time.Duration) bool {
 // it would from the provider), else a gateway error naming the class.
 func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *Result) {
 	res.Err = last.err
+	res.Tried = last.cand
+	x.W.Header()[HeaderChannelOrigin] = []string{last.cand.Origin}
 	if last.resp != nil {
 		p.relay(x, last, res)
 		return

@@ -49,8 +49,10 @@ type translation struct {
 }
 
 // resolveTranslation reads what translated candidates of p need: the static
-// anthropic-version and each model's default max_tokens.
+// anthropic-version, each model's default max_tokens, and whether streams
+// may ask for usage.
 func (u *Upstream) resolveTranslation(p *plan.Provider) {
+	u.streamUsage = p.StreamUsage
 	for _, h := range u.headers {
 		if h.Name == headerAnthropicVersion {
 			u.anthropicVersion = h.Value
@@ -89,6 +91,8 @@ func (u *Upstream) translateOptions(c *plan.Candidate, client http.Header) trans
 	if c.Translate == plan.TranslateOpenAIAnthropic {
 		o.DefaultMaxTokens = u.maxTokens[c.Model]
 		o.AnthropicVersion = cmp.Or(u.anthropicVersion, client.Get(headerAnthropicVersion), defaultAnthropicVersion)
+	} else {
+		o.OmitStreamUsage = !u.streamUsage
 	}
 	return o
 }

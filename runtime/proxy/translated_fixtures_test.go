@@ -86,7 +86,9 @@ const (
 )
 
 // translationProviders: ant and ant26 speak only Anthropic (ant26 pins
-// anthropic-version 2026-10-21), oai only OpenAI and fails over to ant.
+// anthropic-version 2026-10-21), oai only OpenAI and fails over to ant;
+// oai-strict is an OpenAI server that refuses unknown fields
+// (stream_usage off).
 func translationProviders() []plan.Provider {
 	chans := func(d plan.Dialect, r plan.Route) []plan.Channel {
 		return []plan.Channel{{Name: "native", Dialect: d, Tier: plan.TierNative, Routes: []plan.Route{r}, Origin: "native"}}
@@ -99,15 +101,18 @@ func translationProviders() []plan.Provider {
 			Channels: chans(plan.DialectAnthropic, plan.RouteMessages), Models: []plan.Model{{Name: "claude-x", MaxTokens: 100}}},
 		{Name: "oai", BaseURL: "http://oai.test/v1", Pool: -1, CredentialEnv: "OAI", Auth: "bearer", Retry: retry,
 			Channels: chans(plan.DialectOpenAI, plan.RouteChatCompletions), Models: []plan.Model{{Name: "gpt-x"}},
-			Failover: plan.Failover{To: []int{0}, On: []string{"5xx"}}},
+			Failover: plan.Failover{To: []int{0}, On: []string{"5xx"}}, StreamUsage: true},
+		{Name: "oai-strict", BaseURL: "http://oai-strict.test/v1", Pool: -1,
+			Channels: chans(plan.DialectOpenAI, plan.RouteChatCompletions), Models: []plan.Model{{Name: "gpt-x"}}},
 	}
 }
 
 var (
-	toAnt   = plan.Candidate{Provider: 0, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateOpenAIAnthropic, Origin: "translation:openai_anthropic", Primary: true}
-	toAnt26 = plan.Candidate{Provider: 1, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateOpenAIAnthropic, Origin: "translation:openai_anthropic", Primary: true}
-	toOAI   = plan.Candidate{Provider: 2, Tier: plan.TierTranslation, Model: "gpt-x", Translate: plan.TranslateAnthropicOpenAI, Origin: "translation:anthropic_openai", Primary: true}
-	oaiSame = plan.Candidate{Provider: 2, Tier: plan.TierNative, Model: "gpt-x", Origin: "native", Primary: true}
+	toAnt       = plan.Candidate{Provider: 0, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateOpenAIAnthropic, Origin: "translation:openai_anthropic", Primary: true}
+	toAnt26     = plan.Candidate{Provider: 1, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateOpenAIAnthropic, Origin: "translation:openai_anthropic", Primary: true}
+	toOAI       = plan.Candidate{Provider: 2, Tier: plan.TierTranslation, Model: "gpt-x", Translate: plan.TranslateAnthropicOpenAI, Origin: "translation:anthropic_openai", Primary: true}
+	toOAIStrict = plan.Candidate{Provider: 3, Tier: plan.TierTranslation, Model: "gpt-x", Translate: plan.TranslateAnthropicOpenAI, Origin: "translation:anthropic_openai", Primary: true}
+	oaiSame     = plan.Candidate{Provider: 2, Tier: plan.TierNative, Model: "gpt-x", Origin: "native", Primary: true}
 )
 
 // flushCounter records the response and counts flushes.

@@ -159,3 +159,20 @@ func TestTranslatedStreamUpstreamErrorEvent(t *testing.T) {
 		t.Errorf("last frame %s", last)
 	}
 }
+
+// TestTranslatedStreamWithoutStreamUsage: a provider with stream_usage off
+// is not sent stream_options; the client's stream still ends whole.
+func TestTranslatedStreamWithoutStreamUsage(t *testing.T) {
+	body := `{"model":"public","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	up := newCanned(map[string][]canned{"oai-strict.test": {sse(oaiChunks)}})
+	res, w := call{route: plan.RouteMessages, body: body, cands: []plan.Candidate{toOAIStrict}}.serve(t, up)
+	if res.Status != 200 || res.Cut || res.Err != nil {
+		t.Fatalf("result %+v", res)
+	}
+	if c := up.calls["oai-strict.test"][0]; strings.Contains(c.body, "stream_options") {
+		t.Errorf("upstream body %s", c.body)
+	}
+	if _, events := sseData(t, w.Body.String()); events[len(events)-1] != "message_stop" {
+		t.Errorf("events %v", events)
+	}
+}

@@ -194,6 +194,21 @@ func TestTranslationRefused(t *testing.T) {
 	}
 }
 
+// TestUntranslatableCandidateIsPassedOver: a translated candidate whose
+// translator refuses the body is passed over, without a failover counted or
+// an upstream call, for a later candidate that needs no translation.
+func TestUntranslatableCandidateIsPassedOver(t *testing.T) {
+	filePart := `{"model":"public","messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"f1"}}]}]}`
+	up := newCanned(map[string][]canned{"oai.test": {jsonReply(200, oaiCompletion)}})
+	res, w := call{route: plan.RouteChatCompletions, body: filePart, cands: []plan.Candidate{toAnt, oaiSame}}.serve(t, up)
+	if w.Code != 200 || res.Served == nil || res.Served.Provider != oaiSame.Provider || res.Attempts != 1 || len(up.calls["ant.test"]) != 0 {
+		t.Fatalf("status %d result %+v calls %v: %s", w.Code, res, up.calls, w.Body)
+	}
+	if c := up.calls["oai.test"][0]; !strings.Contains(c.body, `"type":"file"`) {
+		t.Errorf("the native candidate got %s", c.body)
+	}
+}
+
 // TestTranslatedAnthropicClient: a non-stream Anthropic client gets a
 // message naming the upstream model, with OpenAI usage converted.
 func TestTranslatedAnthropicClient(t *testing.T) {

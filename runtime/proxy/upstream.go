@@ -33,10 +33,12 @@ type Upstream struct {
 	// the route or the provider has no base URL of its own (pools).
 	urls [][]*url.URL
 	// anthropicVersion is the provider's static anthropic-version header,
-	// and maxTokens each model's default max_tokens; translated candidates
-	// read them (see translated.go).
+	// maxTokens each model's default max_tokens, and streamUsage the
+	// policy's stream_usage; translated candidates read them (see
+	// translated.go).
 	anthropicVersion string
 	maxTokens        map[string]int64
+	streamUsage      bool
 }
 
 // upstreamPaths is the path each upstream route takes below a base URL

@@ -77,8 +77,13 @@ func writerFor(d plan.Dialect) dialect.Writer {
 }
 
 // refuse answers x with a gateway error in the caller's dialect.
+// A refusal that routing reached names the claims it acted on, as a served
+// answer does.
 func (s *Server) refuse(x *exchange, e *dialect.Error) {
 	x.res.Status, x.res.Code = e.Status, e.Code
+	if x.origin != "" {
+		x.w.Header().Set(proxy.HeaderChannelOrigin, x.origin)
+	}
 	x.dialect.WriteError(&x.w, x.requestID, e)
 }
 

@@ -133,7 +133,7 @@ func TestFidelitySelection(t *testing.T) {
 			if rec.Code != tt.status || rec.Header().Get("Pistra-Provider") != tt.provider {
 				t.Fatalf("status %d provider %q, want %d %q: %s", rec.Code, rec.Header().Get("Pistra-Provider"), tt.status, tt.provider, rec.Body)
 			}
-			if tt.provider != "" && rec.Header().Get("Pistra-Channel-Origin") != tt.origin {
+			if rec.Header().Get("Pistra-Channel-Origin") != tt.origin {
 				t.Errorf("origin header %q, want %q", rec.Header().Get("Pistra-Channel-Origin"), tt.origin)
 			}
 			if !strings.Contains(logs.String(), `"pistra.channel_origin":"`+tt.origin+`"`) {

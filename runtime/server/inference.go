@@ -116,6 +116,9 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Order:      d.sel.Attempt,
 	}
 	x.res = s.proxy.Serve(&x.px)
+	if c := x.res.Tried; c != nil {
+		x.origin = c.Origin
+	}
 	if c := x.res.Served; c != nil {
 		x.origin = c.Origin
 		if d.sel.Lossy {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -141,20 +142,27 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 		PassedOver:   make([]dialect.Candidate, 0, len(d.sel.Passed)),
 		Skipped:      staticSkips(g, d.plan),
 	}
+	// The attempt loop's own test of each candidate, translation included,
+	// so a body the translator refuses is refused here too.
+	px := proxy.Exchange{Client: x.r, Route: route, Body: &x.body, Upstreams: x.snap.Upstreams, Candidates: d.cands}
+	var refused *dialect.Error
 	for _, ci := range d.sel.Attempt {
-		if c := &d.cands[ci]; proxy.Servable(c, &x.snap.Upstreams[c.Provider], route) {
+		c := &d.cands[ci]
+		if ok, e := px.Prepare(c); ok {
 			a.AttemptOrder = append(a.AttemptOrder, describe(g, c, d.used))
+		} else {
+			refused = cmp.Or(refused, e)
 		}
 	}
 	if len(a.AttemptOrder) == 0 {
-		return dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
-			"no candidate for %q can be served by this gateway build", x.model)
+		return cmp.Or(refused, proxy.Unservable(x.model))
 	}
 	for _, l := range d.sel.Passed {
 		a.PassedOver = append(a.PassedOver, describe(g, &d.cands[l.Candidate], d.used))
 	}
 	a.Serve = a.AttemptOrder[0]
 	x.origin = a.Serve.Origin
+	x.w.Header().Set(proxy.HeaderChannelOrigin, x.origin)
 	b, err := json.Marshal(a)
 	if err != nil {
 		return dialect.Errorf(http.StatusInternalServerError, dialect.CodeInternal, "encoding the preflight answer: %v", err)

@@ -36,7 +36,7 @@ func AnthropicToOpenAIRequest(dst, body []byte, o Options) (out []byte, stream b
 	if in.MaxTokens > 0 {
 		req.MaxCompletionTokens = &in.MaxTokens
 	}
-	if in.Stream {
+	if in.Stream && !o.OmitStreamUsage {
 		req.StreamOptions = &oaiStreamOptions{IncludeUsage: true}
 	}
 	if req.Messages, err = antMessagesToOpenAI(in.System, in.Messages); err != nil {

@@ -66,6 +66,12 @@ func OpenAIToAnthropicRequest(dst, body []byte, o Options) (out []byte, stream b
 	if req.Thinking, req.OutputConfig, err = effortToThinking(in.ReasoningEffort); err != nil {
 		return nil, in.Stream, err
 	}
+	if thinks(req.Thinking) && forcesTool(req.ToolChoice) {
+		// Anthropic answers 400 to thinking with a forced tool; dropping
+		// either would serve less than the client asked for.
+		return nil, in.Stream, errors.New("openai request: reasoning_effort cannot be combined with a tool_choice " +
+			"that forces a tool call: with thinking on, an Anthropic upstream takes only auto or none")
+	}
 	if req.OutputConfig, err = withOutputFormat(req.OutputConfig, in.ResponseFormat); err != nil {
 		return nil, in.Stream, err
 	}
@@ -88,6 +94,10 @@ func OpenAIIncludeUsage(body []byte) bool {
 	}
 	return json.Unmarshal(body, &in) == nil && in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 }
+
+func thinks(t *antThinking) bool { return t != nil && t.Type != "disabled" }
+
+func forcesTool(c *antToolChoice) bool { return c != nil && (c.Type == "any" || c.Type == "tool") }
 
 func maxTokens(in *oaiRequest, o Options) (int64, error) {
 	n := o.DefaultMaxTokens

@@ -70,6 +70,11 @@ type Options struct {
 	// carries. From 2026-10-21 on, Anthropic rejects temperature, top_p and
 	// top_k even at their defaults, so they are dropped for those versions.
 	AnthropicVersion string
+	// OmitStreamUsage stops an Anthropic client's stream from asking an
+	// OpenAI upstream for usage (stream_options.include_usage), for servers
+	// that refuse fields they do not know. The client's final usage is then
+	// zero.
+	OmitStreamUsage bool
 }
 
 // Stream translates one upstream SSE stream into the client's dialect, event
