@@ -50,7 +50,8 @@ func TestTranslatedOpenAIClient(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Object != "chat.completion" || got.Model != "claude-x" || len(got.Choices) != 1 || got.Choices[0].FinishReason != "tool_calls" ||
+	// The model is the one the upstream reports serving, as on passthrough.
+	if got.Object != "chat.completion" || got.Model != "claude-x-20250101" || len(got.Choices) != 1 || got.Choices[0].FinishReason != "tool_calls" ||
 		got.Choices[0].Message.Content != "Hi" || got.Choices[0].Message.ToolCalls[0].ID != "toolu_1" || got.Usage.PromptTokens != 17 {
 		t.Errorf("client got %s", w.Body)
 	}
@@ -160,7 +161,7 @@ func TestTranslatedFailoverAndRetry(t *testing.T) {
 		"ant.test": {jsonReply(500, `{"type":"error","error":{"type":"api_error","message":"boom"}}`), jsonReply(200, antMessage)},
 	})
 	res, w := call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{oaiSame, toAnt}}.serve(t, up)
-	if res.Status != 200 || res.Provider != "ant" || res.Attempts != 4 || !strings.Contains(w.Body.String(), `"model":"claude-x"`) {
+	if res.Status != 200 || res.Provider != "ant" || res.Attempts != 4 || !strings.Contains(w.Body.String(), `"model":"claude-x-20250101"`) {
 		t.Fatalf("result %+v: %s", res, w.Body)
 	}
 	ant := up.calls["ant.test"]
@@ -225,7 +226,7 @@ func TestTranslatedAnthropicClient(t *testing.T) {
 			OutputTokens int `json:"output_tokens"`
 		}
 	}
-	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || got.Type != "message" || got.Model != "gpt-x" ||
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || got.Type != "message" || got.Model != "gpt-x-2025" ||
 		got.StopReason != "end_turn" || got.Usage.InputTokens != 9 || got.Usage.OutputTokens != 3 {
 		t.Errorf("client got %s", w.Body)
 	}

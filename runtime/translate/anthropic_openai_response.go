@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,13 +9,14 @@ import (
 
 // OpenAIToAnthropicResponse converts a chat.completion body into an
 // Anthropic message for an Anthropic client, and returns the usage it
-// carried. clientModel is written into model: the upstream model that served.
+// carried. model is the name the upstream was asked for; the model the
+// upstream reports having served wins when it names one.
 //
 // The first choice is used (the request never asks for more). Content and
 // refusal text become a text block, tool_calls become tool_use blocks with
 // their ids and the arguments string parsed into the input object. The
 // completion id is kept as the message id.
-func OpenAIToAnthropicResponse(body []byte, clientModel string) ([]byte, Usage, error) {
+func OpenAIToAnthropicResponse(body []byte, model string) ([]byte, Usage, error) {
 	var in oaiCompletion
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, Usage{}, fmt.Errorf("openai response: %w", err)
@@ -43,7 +45,7 @@ func OpenAIToAnthropicResponse(body []byte, clientModel string) ([]byte, Usage, 
 	refused := choice.Message.Refusal != nil && *choice.Message.Refusal != ""
 	stop, seq := stopReason(choice.FinishReason, choice.StopReason, len(choice.Message.ToolCalls) > 0, refused)
 	out, err := marshal(antClientResponse{
-		ID: in.ID, Type: "message", Role: "assistant", Model: clientModel, Content: content,
+		ID: in.ID, Type: "message", Role: "assistant", Model: cmp.Or(in.Model, model), Content: content,
 		StopReason: stop, StopSequence: seq, Usage: anthropicUsage(usage),
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // fields are copied verbatim into Anthropic frames.
 type oaiChunk struct {
 	ID      json.RawMessage  `json:"id"`
+	Model   json.RawMessage  `json:"model"`
 	Choices []oaiChunkChoice `json:"choices"`
 	Usage   json.RawMessage  `json:"usage"`
 	Error   json.RawMessage  `json:"error"`
@@ -87,7 +88,8 @@ type openAIToAnthropicStream struct {
 
 // NewOpenAIToAnthropicStream returns a Stream that reads a Chat Completions
 // chunk stream and writes Anthropic Messages events to w, for an Anthropic
-// client. clientModel goes into message_start's model.
+// client. clientModel goes into message_start's model unless the first
+// upstream chunk names the model that served.
 //
 // message_start is sent on the first chunk; content and refusal deltas open a
 // text block, tool_calls fragments open a tool_use block per call (by index,
@@ -165,6 +167,7 @@ func (s *openAIToAnthropicStream) start() {
 	if !isJSONString(id) {
 		id = []byte(`""`)
 	}
+	s.model = servedModel(s.model, s.chunk.Model)
 	s.beginEvent("message_start")
 	s.out = append(s.out, `{"type":"message_start","message":{"id":`...)
 	s.out = append(s.out, id...)

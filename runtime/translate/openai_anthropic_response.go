@@ -12,7 +12,8 @@ import (
 
 // AnthropicToOpenAIResponse converts an Anthropic message body into a
 // chat.completion for an OpenAI client, and returns the usage it carried.
-// clientModel is written into model: the upstream model that served.
+// model is the name the upstream was asked for; the model the upstream
+// reports having served wins when it names one.
 //
 // Text blocks become content (concatenated, as Anthropic splits one answer
 // into blocks around citations and tool calls), tool_use blocks become
@@ -20,7 +21,7 @@ import (
 // Thinking, redacted thinking, citations and server-tool blocks have no place
 // in a chat completion and are dropped. The message id is kept as the
 // completion id.
-func AnthropicToOpenAIResponse(body []byte, clientModel string) ([]byte, Usage, error) {
+func AnthropicToOpenAIResponse(body []byte, model string) ([]byte, Usage, error) {
 	var in antResponse
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, Usage{}, fmt.Errorf("anthropic response: %w", err)
@@ -51,7 +52,7 @@ func AnthropicToOpenAIResponse(body []byte, clientModel string) ([]byte, Usage, 
 	}
 	usage := in.Usage.normalised()
 	out, err := marshal(oaiCompletion{
-		ID: in.ID, Object: "chat.completion", Created: now().Unix(), Model: clientModel,
+		ID: in.ID, Object: "chat.completion", Created: now().Unix(), Model: cmp.Or(in.Model, model),
 		Choices: []oaiChoice{{Message: msg, FinishReason: finishReason(in.StopReason)}},
 		Usage:   openAIUsage(usage),
 	})

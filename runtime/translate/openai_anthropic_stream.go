@@ -18,6 +18,7 @@ type antEvent struct {
 	Index   int             `json:"index"`
 	Message struct {
 		ID    json.RawMessage `json:"id"`
+		Model json.RawMessage `json:"model"`
 		Usage antUsage        `json:"usage"`
 	} `json:"message"`
 	ContentBlock struct {
@@ -66,7 +67,8 @@ type anthropicToOpenAIStream struct {
 
 // NewAnthropicToOpenAIStream returns a Stream that reads an Anthropic
 // Messages event stream and writes Chat Completions chunks to w, for an
-// OpenAI client. clientModel goes into every chunk's model. includeUsage is
+// OpenAI client. clientModel goes into every chunk's model unless
+// message_start names the model that served. includeUsage is
 // the client's stream_options.include_usage: it decides whether the final
 // usage-only chunk is sent (usage is parsed either way).
 //
@@ -130,6 +132,7 @@ func (s *anthropicToOpenAIStream) start() error {
 		return errors.New("message_start without a message id")
 	}
 	s.ev.Message.Usage.overwrite(&s.usage)
+	s.model = servedModel(s.model, s.ev.Message.Model)
 	s.prefix = append(s.prefix[:0], `{"id":`...)
 	s.prefix = append(s.prefix, s.ev.Message.ID...)
 	s.prefix = append(s.prefix, `,"object":"chat.completion.chunk","created":`...)

@@ -133,6 +133,16 @@ func isJSONString(raw []byte) bool {
 	return len(raw) >= 2 && raw[0] == '"'
 }
 
+// servedModel returns the model to name in the client's stream: the one the
+// upstream reported (a JSON string, copied into model's storage since
+// decode buffers are reused), else model as it was.
+func servedModel(model, reported []byte) []byte {
+	if isEmptyJSONString(reported) {
+		return model
+	}
+	return append(model[:0], reported...)
+}
+
 // isEmptyJSONString reports whether raw is absent, null or "".
 func isEmptyJSONString(raw []byte) bool {
 	return !isJSONString(raw) || len(raw) == 2

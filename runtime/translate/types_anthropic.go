@@ -102,6 +102,7 @@ type antOutputFormat struct {
 type antResponse struct {
 	ID         string     `json:"id"`
 	Type       string     `json:"type"`
+	Model      string     `json:"model"`
 	Content    []antBlock `json:"content"`
 	StopReason string     `json:"stop_reason"`
 	Usage      antUsage   `json:"usage"`
