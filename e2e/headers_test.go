@@ -52,7 +52,7 @@ func TestUpstreamRequestIsBuiltFromScratch(t *testing.T) {
 		t.Errorf("upstream body\n got  %s\n want %s", call.Body, wantBody)
 	}
 	for _, name := range []string{"X-Api-Key", "Connection", "X-Stainless-Hop", "Keep-Alive", "Te", "Trailer",
-		"Upgrade", "Proxy-Authorization", "Cookie"} {
+		"Upgrade", "Proxy-Authorization", "Cookie", "Openai-Project"} {
 		if v, ok := call.Header[name]; ok {
 			t.Errorf("upstream received %s: %q", name, v)
 		}
@@ -60,7 +60,6 @@ func TestUpstreamRequestIsBuiltFromScratch(t *testing.T) {
 	want := map[string]string{
 		"Authorization":    "Bearer " + secretOpenAI,
 		"X-Stainless-Lang": "go",
-		"Openai-Project":   "proj-e2e",
 		"User-Agent":       "e2e-client/1.0",
 		"X-Request-Id":     "client-req-42",
 		"Content-Type":     "application/json",

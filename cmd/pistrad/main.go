@@ -49,6 +49,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.opts.PublicAddr, "listen", "127.0.0.1:8080", "public listener address")
 	fs.StringVar(&c.opts.AdminAddr, "admin-listen", "127.0.0.1:8081", "admin listener address")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body-bytes", 32<<20, "largest request body accepted")
+	fs.DurationVar(&c.opts.BodyReadTimeout, "body-read-timeout", time.Minute, "how long a request body may take to arrive")
 	fs.DurationVar(&c.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.DurationVar(&c.opts.MaxRetryWait, "max-retry-wait", 10*time.Second, "cap on a retry's backoff or retry-after")
 	c.opts.Transport = proxy.DefaultTransportOptions

@@ -28,6 +28,9 @@ const (
 	CodeUnsupportedMediaType Code = "unsupported_media_type"
 	// CodeRequestTooLarge (413): the body exceeds the configured bound.
 	CodeRequestTooLarge Code = "request_too_large"
+	// CodeRequestTimeout (408): the body did not arrive within the
+	// configured time.
+	CodeRequestTimeout Code = "request_timeout"
 	// CodeInvalidJSON (400): the body is not a JSON object.
 	CodeInvalidJSON Code = "invalid_json"
 	// CodeMissingModel (400): the body has no top-level "model".

@@ -10,11 +10,14 @@ import (
 )
 
 // Client headers forwarded upstream. Everything else the client sent stays
-// behind: its credentials (Authorization, x-api-key) above all, and every
+// behind: its credentials (Authorization, x-api-key) above all, every
 // hop-by-hop header (Connection and what it names, Keep-Alive, TE, Trailer,
-// Transfer-Encoding, Upgrade, Proxy-*), which are never on this list.
+// Transfer-Encoding, Upgrade, Proxy-*), and OpenAI-Organization and
+// OpenAI-Project: those select an account of the client's own credential,
+// which the upstream never sees, and OpenAI refuses a request whose
+// organization the key does not belong to. An operator who needs them sets
+// them as the provider's static headers.
 //
-//   - OpenAI-Organization, OpenAI-Project: the OpenAI SDKs' account selectors
 //   - Anthropic-Version, Anthropic-Beta: the Anthropic API version and opt-ins
 //     the body was written for
 //   - User-Agent and X-Stainless-*: SDK identification and telemetry
@@ -27,12 +30,10 @@ import (
 // fill in when the client sent none. A translated body is pistrad's own and
 // follows the provider's version instead (fitTranslatedHeaders).
 var forwardedHeaders = map[string]bool{
-	"Openai-Organization": true,
-	"Openai-Project":      true,
-	"Anthropic-Version":   true,
-	"Anthropic-Beta":      true,
-	"User-Agent":          true,
-	"Accept":              true,
+	"Anthropic-Version": true,
+	"Anthropic-Beta":    true,
+	"User-Agent":        true,
+	"Accept":            true,
 }
 
 // bodyShapeHeaders are the forwarded headers that fix how the body reads.

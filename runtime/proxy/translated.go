@@ -29,7 +29,6 @@ const headerAnthropicVersion = "Anthropic-Version"
 // foreignHeaders are the forwarded client headers that mean nothing to an
 // upstream of the other dialect, by the dialect they belong to.
 var foreignHeaders = map[plan.Dialect][]string{
-	plan.DialectOpenAI:    {"Openai-Organization", "Openai-Project"},
 	plan.DialectAnthropic: {"Anthropic-Version", "Anthropic-Beta"},
 }
 

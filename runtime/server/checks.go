@@ -1,10 +1,13 @@
 package server
 
 import (
+	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/pistra/pistra/runtime/dialect"
 )
@@ -89,6 +92,29 @@ func checkContentType(r *http.Request) *dialect.Error {
 		"Content-Type %q is not supported; send application/json", truncate(ct, 80))
 }
 
+// readDeadliner is what net/http's response writer offers to bound reads
+// of its request.
+type readDeadliner interface{ SetReadDeadline(time.Time) error }
+
+// readBodyWithin is readBody with the connection's read deadline set for
+// the time the body may take. It is lifted once the body is in; after a
+// failure it stays, so Go's server, which reads what is left of a body
+// before it answers, gives up on a stalled client too. Not http.Server's
+// ReadTimeout: that deadline stays on the connection while the handler
+// runs, and when it passes Go's server cancels the request's context,
+// cutting every stream longer than the timeout.
+func readBodyWithin(w http.ResponseWriter, r *http.Request, d time.Duration, limit int64, buf *[]byte) *dialect.Error {
+	rd, ok := w.(readDeadliner)
+	if ok && rd.SetReadDeadline(time.Now().Add(d)) != nil {
+		ok = false
+	}
+	e := readBody(r, limit, buf)
+	if ok && e == nil {
+		rd.SetReadDeadline(time.Time{})
+	}
+	return e
+}
+
 // readBody reads the whole request body into buf, refusing one longer than
 // limit. Reading it all before anything goes upstream also keeps Go's HTTP/1
 // server from cutting a response while the request is unread (golang/go#40747).
@@ -116,6 +142,10 @@ func readBody(r *http.Request, limit int64, buf *[]byte) *dialect.Error {
 		}
 		if err == io.EOF {
 			return nil
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return dialect.Errorf(http.StatusRequestTimeout, dialect.CodeRequestTimeout,
+				"the request body did not arrive in time (%d bytes read)", len(b))
 		}
 		if err != nil {
 			return dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "reading the request body: %v", err)

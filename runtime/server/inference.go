@@ -60,7 +60,7 @@ func (s *Server) readRequest(x *exchange, route plan.Route) *dialect.Error {
 		return e
 	}
 	raw := proxy.GetBuffer()
-	if e := readBody(r, s.opts.MaxBodyBytes, raw); e != nil {
+	if e := readBodyWithin(x.w.w, r, s.opts.BodyReadTimeout, s.opts.MaxBodyBytes, raw); e != nil {
 		proxy.PutBuffer(raw)
 		return e
 	}

@@ -37,7 +37,10 @@ type Options struct {
 	AdminToken string
 	// MaxBodyBytes bounds a request body (default 32 MiB).
 	MaxBodyBytes int64
-	Load         Loader
+	// BodyReadTimeout bounds reading a request body (default 60 s), so a
+	// client that declares a body and stalls cannot hold a handler.
+	BodyReadTimeout time.Duration
+	Load            Loader
 	// LookupEnv reads provider credentials (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
 	Logger    *slog.Logger // default: JSON to stderr
@@ -103,6 +106,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 32 << 20
+	}
+	if o.BodyReadTimeout <= 0 {
+		o.BodyReadTimeout = time.Minute
 	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// TestStalledBodyTimesOut: a client that declares a body and stops sending
+// it gets a 408 in its dialect once the body read timeout passes, rather
+// than holding a handler for ever. A failure guard bounds the wait; the
+// assertion is on what comes back, not on how long it took.
+func TestStalledBodyTimesOut(t *testing.T) {
+	s := startWithBodyTimeout(t, &okUpstream{})
+	c, err := net.Dial("tcp", s.PublicAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-default\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), `"code":"request_timeout"`) {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+}
+
+// TestBodyDeadlineIsLifted: once the body is in, the deadline no longer
+// applies: an answer slower than the body timeout is still relayed.
+func TestBodyDeadlineIsLifted(t *testing.T) {
+	s := startWithBodyTimeout(t, slowUpstream{&okUpstream{}, 300 * time.Millisecond})
+	req, _ := http.NewRequest("POST", "http://"+s.PublicAddr()+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer k-default")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(body) != `{"ok":true}` {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+}
+
+// slowUpstream answers after a pause.
+type slowUpstream struct {
+	http.RoundTripper
+	pause time.Duration
+}
+
+func (u slowUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	select {
+	case <-time.After(u.pause):
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	return u.RoundTripper.RoundTrip(r)
+}
+
+// startWithBodyTimeout serves the test graph on loopback with a 100 ms body
+// read timeout.
+func startWithBodyTimeout(t *testing.T, up http.RoundTripper) *Server {
+	t.Helper()
+	s, err := New(Options{
+		PublicAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", AdminToken: "t",
+		BodyReadTimeout: 100 * time.Millisecond,
+		Load:            func() (*plan.Graph, string, error) { return testGraph(), "test", nil },
+		LookupEnv:       func(string) (string, bool) { return "", false },
+		Logger:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Upstream:        up,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	return s
+}
