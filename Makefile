@@ -36,5 +36,7 @@ fuzz:
 
 test: vet fmtcheck gencheck unit fuzz
 
+# The load benchmark, then the per-request and per-chunk costs in allocs/op.
 bench:
 	$(GO) run ./bench/load
+	$(GO) test -run '^$$' -bench 'RelayStream|Inference|TranslatedStream' -benchmem ./runtime/proxy ./runtime/server

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -118,12 +119,19 @@ func TestAnthropicErrors(t *testing.T) {
 		{"wrong content type", raw("application/x-www-form-urlencoded", `model=smart`), 415, "unsupported_media_type", "invalid_request_error"},
 		{"body over the limit", func() error { return send(bearer, "smart", aoption.WithRequestBody("application/json", bigBody)) },
 			413, "request_too_large", "request_too_large"},
+		{"wrong method", func() error { return bearer.Execute(ctx, http.MethodGet, "v1/messages", nil, nil) },
+			405, "method_not_allowed", "invalid_request_error"},
+		{"upstream unreachable", func() error { return send(bearer, "dead-model") }, 502, "upstream_unreachable", "api_error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			apiErr := wantAnthropicError(t, tt.call(), tt.status, tt.code)
 			if string(apiErr.Type()) != tt.typ || apiErr.RequestID == "" || apiErr.Message == "" {
 				t.Errorf("type %q request id %q message %q", apiErr.Type(), apiErr.RequestID, apiErr.Message)
+			}
+			// A model the key may not use is answered with what it may.
+			if tt.code == "model_not_allowed" && !strings.Contains(apiErr.Message, "claude-haiku-4-5") {
+				t.Errorf("the refusal does not list the key's models: %q", apiErr.Message)
 			}
 		})
 	}

@@ -105,6 +105,38 @@ func TestOpenAICompletions(t *testing.T) {
 	}
 }
 
+// TestOpenAICompletionsStream: the legacy completions stream relays whole,
+// with usage only when the client asks for it, as the OpenAI API does.
+func TestOpenAICompletionsStream(t *testing.T) {
+	e := start(t)
+	client := e.openaiClient(keyDefault)
+	for _, withUsage := range []bool{false, true} {
+		params := openai.CompletionNewParams{
+			Model:  "gpt-3.5-turbo-instruct",
+			Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompt)},
+		}
+		if withUsage {
+			params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		}
+		stream := client.Completions.NewStreaming(context.Background(), params)
+		var text strings.Builder
+		var usage int64
+		for stream.Next() {
+			c := stream.Current()
+			for _, ch := range c.Choices {
+				text.WriteString(ch.Text)
+			}
+			usage += c.Usage.TotalTokens
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if text.Len() == 0 || (usage > 0) != withUsage {
+			t.Errorf("include_usage=%v: text %q, usage tokens %d", withUsage, text.String(), usage)
+		}
+	}
+}
+
 // TestOpenAIEmbeddings asks for floats and for the base64 encoding the
 // OpenAI SDKs request by default; both must decode to the same vector.
 func TestOpenAIEmbeddings(t *testing.T) {

@@ -212,3 +212,32 @@ func TestPassthroughVersionHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestRelayedResponseHeaders: on a same-dialect answer the headers the SDKs
+// act on reach the client, for a success and for an error the client's SDK
+// will retry on; everything else the upstream sent stays behind.
+func TestRelayedResponseHeaders(t *testing.T) {
+	sdkHeaders := []string{
+		"X-Request-Id", "req_up", "Retry-After", "2", "Retry-After-Ms", "1500", "X-Should-Retry", "true",
+		"X-Ratelimit-Remaining-Requests", "41", "Anthropic-Ratelimit-Tokens-Remaining", "9000",
+		"Openai-Processing-Ms", "87", "Content-Encoding", "identity",
+	}
+	private := []string{"Set-Cookie", "session=upstream", "Server", "upstream/1.0", "Via", "1.1 edge", "Alt-Svc", `h3=":443"`}
+	for _, status := range []int{200, 400} {
+		up := newCanned(map[string][]canned{"oai.test": {jsonReply(status, `{"id":"c1"}`, append(sdkHeaders, private...)...)}})
+		res, w := call{route: plan.RouteChatCompletions, body: `{"model":"gpt-x","messages":[]}`, cands: []plan.Candidate{oaiSame}}.serve(t, up)
+		if res.Status != status {
+			t.Fatalf("status %d, want %d", res.Status, status)
+		}
+		for i := 0; i < len(sdkHeaders); i += 2 {
+			if got := w.Header().Get(sdkHeaders[i]); got != sdkHeaders[i+1] {
+				t.Errorf("%d: %s = %q, want %q", status, sdkHeaders[i], got, sdkHeaders[i+1])
+			}
+		}
+		for i := 0; i < len(private); i += 2 {
+			if got := w.Header().Get(private[i]); got != "" {
+				t.Errorf("%d: %s relayed: %q", status, private[i], got)
+			}
+		}
+	}
+}

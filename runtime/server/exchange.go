@@ -87,6 +87,10 @@ func (s *Server) refuse(x *exchange, e *dialect.Error) {
 	x.dialect.WriteError(&x.w, x.requestID, e)
 }
 
+// maxLoggedModel bounds the requested model in a log line: the name is the
+// client's, and a megabyte of it must not become a megabyte of log.
+const maxLoggedModel = 256
+
 // finish logs and counts the request. It never logs a credential or a body.
 func (s *Server) finish(x *exchange) {
 	d := time.Since(x.start)
@@ -102,7 +106,7 @@ func (s *Server) finish(x *exchange) {
 	attrs := []slog.Attr{
 		slog.String("request_id", x.requestID),
 		slog.String("route", x.route),
-		slog.String("model", x.model),
+		slog.String("model", truncate(x.model, maxLoggedModel)),
 		slog.Int("status", status),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
 		slog.String("provider", provider),

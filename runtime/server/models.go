@@ -36,8 +36,9 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 func (s *Server) listModels(x *exchange, d plan.Dialect, id string) *dialect.Error {
-	if x.r.Method != http.MethodGet {
-		x.w.Header().Set("Allow", http.MethodGet)
+	// HEAD answers as GET does, without the body (net/http drops it).
+	if x.r.Method != http.MethodGet && x.r.Method != http.MethodHead {
+		x.w.Header().Set("Allow", "GET, HEAD")
 		return dialect.Errorf(http.StatusMethodNotAllowed, dialect.CodeMethodNotAllowed,
 			"%s %s is not supported; use GET", x.r.Method, x.r.URL.Path)
 	}

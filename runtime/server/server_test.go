@@ -61,6 +61,7 @@ func TestPublicRoutes(t *testing.T) {
 		{"chat", publicRequest{"POST", "/v1/chat/completions", `{"model":"gpt"}`, bearer}, 200, "", false},
 		{"messages with x-api-key", publicRequest{"POST", "/v1/messages", `{"model":"claude"}`, anth}, 200, "", false},
 		{"models get", publicRequest{"GET", "/v1/models/gpt", "", narrow}, 200, "", false},
+		{"models head", publicRequest{"HEAD", "/v1/models", "", narrow}, 200, "", false},
 		{"405 carries Allow", publicRequest{"GET", "/v1/chat/completions", "", bearer}, 405, "method_not_allowed", false},
 		{"models POST", publicRequest{"POST", "/v1/models", "", bearer}, 405, "method_not_allowed", false},
 		{"unknown path", publicRequest{"GET", "/v2/nothing", "", nil}, 404, "route_not_found", false},
