@@ -128,6 +128,7 @@ var (
 		need(`"json_`, plan.CapStructuredOutput),
 		need(`"prompt_cache_`, plan.CapPromptCaching),
 		need(`"reasoning_effort"`, plan.CapExtendedThinking),
+		need(`"thinking"`, plan.CapExtendedThinking),
 		need(`"input_audio"`, plan.CapAudioInput),
 		need(`"n"`, plan.CapMultiChoice),
 	)

@@ -9,7 +9,9 @@ import "github.com/pistra/pistra/runtime/plan"
 //   - prompt_caching: prompt_cache_key, _retention or _options set (not
 //     null; the first two not empty), or a prompt_cache_breakpoint on a
 //     messages[].content[] part
-//   - extended_thinking: reasoning_effort is a string other than "none"
+//   - extended_thinking: reasoning_effort is a string other than "none", or
+//     a top-level thinking object that turns thinking on (the extension
+//     Anthropic's OpenAI-compatible endpoint accepts)
 //   - audio_input: a messages[].content[] part of type input_audio; asking
 //     for audio output (modalities, audio) is not audio input
 //   - multi_choice: n is a number greater than 1
@@ -28,6 +30,10 @@ func chatMember(s *scanner, key []byte) plan.CapSet {
 		return when(s.present(), plan.CapPromptCaching)
 	case "reasoning_effort":
 		return when(effortOn(s), plan.CapExtendedThinking)
+	case "thinking":
+		// Anthropic's own thinking object, which its OpenAI-compatible
+		// endpoint takes as an extension of Chat Completions.
+		return when(thinkingOn(s), plan.CapExtendedThinking)
 	case "messages":
 		return openAIItems(s, "content")
 	case "n":

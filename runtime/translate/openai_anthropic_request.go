@@ -20,7 +20,8 @@ import (
 // blocks), text and image parts, tools (strict kept) and tool_choice,
 // parallel_tool_calls, tool call ids, stop, temperature (capped at
 // Anthropic's maximum of 1) and top_p, max tokens, user or safety_identifier
-// as metadata.user_id, reasoning_effort as adaptive thinking with an effort,
+// as metadata.user_id, reasoning_effort as adaptive thinking with an effort
+// (or the thinking object Anthropic's compatible endpoint takes, as it is),
 // response_format as output_config.format, prompt cache breakpoints and
 // retention as cache_control, and stream.
 //
@@ -65,6 +66,12 @@ func OpenAIToAnthropicRequest(dst, body []byte, o Options) (out []byte, stream b
 	}
 	if req.Thinking, req.OutputConfig, err = effortToThinking(in.ReasoningEffort); err != nil {
 		return nil, in.Stream, err
+	}
+	if in.Thinking != nil {
+		if in.ReasoningEffort != "" {
+			return nil, in.Stream, errors.New("openai request: reasoning_effort and thinking both set; send one")
+		}
+		req.Thinking = in.Thinking // already Anthropic's shape
 	}
 	if thinks(req.Thinking) && forcesTool(req.ToolChoice) {
 		// Anthropic answers 400 to thinking with a forced tool; dropping

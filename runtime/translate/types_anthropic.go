@@ -86,6 +86,7 @@ type antMetadata struct {
 type antThinking struct {
 	Type         string `json:"type"`
 	BudgetTokens int64  `json:"budget_tokens,omitempty"`
+	Display      string `json:"display,omitempty"`
 }
 
 type antOutputConfig struct {

@@ -33,7 +33,10 @@ type oaiRequest struct {
 	PromptCacheRetention string             `json:"prompt_cache_retention,omitempty"`
 	PromptCacheOptions   *oaiCacheOptions   `json:"prompt_cache_options,omitempty"`
 	Functions            json.RawMessage    `json:"functions,omitempty"`
-	FunctionCall         json.RawMessage    `json:"function_call,omitempty"`
+	// Thinking is Anthropic's thinking object, which Anthropic's
+	// OpenAI-compatible endpoint accepts in a chat body.
+	Thinking     *antThinking    `json:"thinking,omitempty"`
+	FunctionCall json.RawMessage `json:"function_call,omitempty"`
 }
 
 type oaiStreamOptions struct {
