@@ -194,3 +194,24 @@ func TestStartupRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestDrainReportsNotReadyAndKeepsServing: the drain step pistrad takes on
+// SIGTERM before it stops accepting: /readyz says not ready so a load
+// balancer moves new work away, while requests that still arrive are
+// served.
+func TestDrainReportsNotReadyAndKeepsServing(t *testing.T) {
+	e := start(t)
+	e.srv.Drain()
+	resp, err := http.Get("http://" + e.srv.PublicAddr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while draining: %d", resp.StatusCode)
+	}
+	client := e.openaiClient(keyDefault)
+	if _, err := client.Chat.Completions.New(context.Background(), chatParams("fast")); err != nil {
+		t.Errorf("a request while draining: %v", err)
+	}
+}

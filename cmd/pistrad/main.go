@@ -38,6 +38,7 @@ type config struct {
 	opts       server.Options
 	bundle     string
 	grace      time.Duration
+	drain      time.Duration
 	logLevel   slog.Level
 	logFlushes time.Duration
 }
@@ -51,6 +52,8 @@ func parseFlags(args []string) (config, error) {
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body-bytes", 32<<20, "largest request body accepted")
 	fs.DurationVar(&c.opts.BodyReadTimeout, "body-read-timeout", time.Minute, "how long a request body may take to arrive")
 	fs.DurationVar(&c.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
+	fs.DurationVar(&c.drain, "drain-delay", 0,
+		"after SIGTERM, how long /readyz reports not ready while pistrad still serves, before it stops accepting (e.g. 5s behind a load balancer)")
 	fs.DurationVar(&c.opts.MaxRetryWait, "max-retry-wait", 10*time.Second, "cap on a retry's backoff or retry-after")
 	c.opts.Transport = proxy.DefaultTransportOptions
 	fs.IntVar(&c.opts.Transport.MaxIdleConnsPerHost, "max-idle-conns-per-host", c.opts.Transport.MaxIdleConnsPerHost,
@@ -91,7 +94,7 @@ func run(args []string) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	return serveUntilSignal(srv, log, c.grace)
+	return serveUntilSignal(srv, log, c.drain, c.grace)
 }
 
 // loader reads the bundle file on every call, so a reload picks up a
@@ -110,7 +113,10 @@ func loader(path string) server.Loader {
 	}
 }
 
-func serveUntilSignal(srv *server.Server, log *slog.Logger, grace time.Duration) error {
+// serveUntilSignal serves until SIGINT or SIGTERM, reloading on SIGHUP. On
+// the way out it first reports not ready for drain, still serving, then
+// stops accepting and gives in-flight requests up to grace to finish.
+func serveUntilSignal(srv *server.Server, log *slog.Logger, drain, grace time.Duration) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -123,7 +129,12 @@ func serveUntilSignal(srv *server.Server, log *slog.Logger, grace time.Duration)
 				_ = srv.Reload() // logged by the server; the old policy keeps serving
 				continue
 			}
-			log.Info("shutting down", "signal", sig.String(), "grace", grace.String())
+			log.Info("shutting down", "signal", sig.String(), "drain_delay", drain.String(), "grace", grace.String())
+			srv.Drain()
+			select {
+			case <-time.After(drain):
+			case <-sigs: // a second signal skips the wait
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), grace)
 			defer cancel()
 			if err := srv.Shutdown(ctx); err != nil {

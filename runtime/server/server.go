@@ -161,6 +161,11 @@ func (s *Server) PublicAddr() string { return s.pubLn.Addr().String() }
 // AdminAddr is the bound admin address.
 func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
 
+// Drain reports not ready on /readyz while everything keeps serving, so a
+// load balancer stops sending new work before Shutdown closes the
+// listeners.
+func (s *Server) Drain() { s.ready.Store(false) }
+
 // Shutdown stops accepting connections, reports not ready, and waits for
 // in-flight requests (streams included) until ctx ends; then it closes
 // whatever is left and returns ctx's error.
