@@ -3,7 +3,9 @@
 //
 //	fakeprovider -openai 127.0.0.1:9901 -anthropic 127.0.0.1:9902
 //
-// Base URLs are then http://127.0.0.1:9901/v1 and http://127.0.0.1:9902/v1.
+// Base URLs are then http://127.0.0.1:9901/v1 and http://127.0.0.1:9902/v1;
+// the Anthropic server also answers chat completions as Anthropic's
+// OpenAI-compatible layer does, for the default policy's openai-compat channel.
 // Faults set by flags apply to both servers; each server also takes them at
 // runtime on POST /_fake/faults.
 package main

@@ -8,7 +8,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
 )
 
-// apiError is a failure answered in the server's dialect:
+// apiError is a failure answered in the call's dialect:
 // OpenAI {"error":{"message","type","param","code"}},
 // Anthropic {"type":"error","error":{"type","message"},"request_id"}.
 type apiError struct {
@@ -56,7 +56,7 @@ func (x *exchange) fail(e *apiError) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	b := (*buf)[:0]
-	if x.s.dialect == DialectAnthropic {
+	if x.wire() == DialectAnthropic {
 		b = appendAnthropicError(b, e, x.requestID)
 	} else {
 		b = appendOpenAIError(b, e)

@@ -59,20 +59,21 @@ func TestFailFirstCallsAnthropic(t *testing.T) {
 
 func TestCutMidStream(t *testing.T) {
 	cut := fakeprovider.Faults{CutAfter: 3}
-	t.Run("openai", func(t *testing.T) {
-		s, client := startOpenAI(t)
-		if err := s.SetFaults(cut); err != nil {
-			t.Fatal(err)
-		}
-		stream := client.Chat.Completions.NewStreaming(context.Background(), chatParams(question))
-		chunks := 0
-		for stream.Next() {
-			chunks++
-		}
-		if stream.Err() == nil || chunks > 3 {
-			t.Errorf("got %d chunks and error %v: want the stream to fail after at most 3", chunks, stream.Err())
-		}
-	})
+	// Chat streams, from OpenAI and from Anthropic's OpenAI-compatible layer.
+	for _, srv := range chatServers {
+		t.Run(string(srv.dialect)+" chat", func(t *testing.T) {
+			_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: srv.dialect, Key: testKey, Faults: cut})
+			client := openAIClient(base, testKey)
+			stream := client.Chat.Completions.NewStreaming(context.Background(), chatParams(question))
+			chunks := 0
+			for stream.Next() {
+				chunks++
+			}
+			if stream.Err() == nil || chunks > 3 {
+				t.Errorf("got %d chunks and error %v: want the stream to fail after at most 3", chunks, stream.Err())
+			}
+		})
+	}
 	t.Run("anthropic", func(t *testing.T) {
 		s, client, _ := startAnthropic(t)
 		if err := s.SetFaults(cut); err != nil {

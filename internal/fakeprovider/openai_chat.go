@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -33,6 +34,8 @@ type chatTurn struct {
 	call    *toolCall
 	callIDs []string
 	finish  string
+	// usageDetails adds the prompt/completion breakdowns to the usage.
+	usageDetails bool
 }
 
 // POST /v1/chat/completions
@@ -41,7 +44,7 @@ func (x *exchange) chatCompletions() {
 	if !ok {
 		return
 	}
-	t, err := x.s.newChatTurn(req)
+	t, err := x.newChatTurn(req)
 	if err != nil {
 		x.fail(err)
 		return
@@ -56,7 +59,7 @@ func (x *exchange) chatCompletions() {
 	x.writeBody(200, *buf)
 }
 
-func (s *Server) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
+func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	switch {
 	case req.Model == "":
 		return nil, badRequest("you must provide a model parameter", "")
@@ -65,10 +68,10 @@ func (s *Server) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	case req.StreamOptions != nil && !req.Stream:
 		return nil, badRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
 	}
-	t := &chatTurn{openAIHead: s.newOpenAIHead("chatcmpl-", req)}
-	n, err := req.choiceCount()
-	if err != nil {
-		return nil, badRequest(err.Error(), "n")
+	t := &chatTurn{openAIHead: x.s.newOpenAIHead("chatcmpl-", req), usageDetails: !x.compat}
+	n, apiErr := x.choiceCount(req)
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	t.n = n
 	stops, err := req.stops()
@@ -85,7 +88,10 @@ func (s *Server) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	}
 	t.call = call
 	limit := firstSet(req.MaxCompletionTokens, req.MaxTokens)
-	reasoning := reasoningTokens(req.ReasoningEffort)
+	reasoning := 0
+	if !x.compat { // Anthropic's compatible layer ignores reasoning_effort.
+		reasoning = reasoningTokens(req.ReasoningEffort)
+	}
 	if limit >= 0 {
 		reasoning = min(reasoning, limit)
 		limit -= reasoning
@@ -95,19 +101,38 @@ func (s *Server) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	perChoice := t.rep.tokens()
 	t.finish = t.rep.finish()
 	if call != nil {
-		perChoice = call.tokens()
-		// OpenAI's quirk: a call forced by name finishes with "stop".
-		t.finish = "tool_calls"
-		if choice.mode == choiceNamed {
-			t.finish = "stop"
-		}
-		for range n {
-			t.callIDs = append(t.callIDs, s.newID("call_"))
-		}
+		perChoice = t.answerWithCall(x.s, choice)
 	}
 	t.usage.completion = n * (perChoice + reasoning)
 	t.usage.reasoning = n * reasoning
 	return t, nil
+}
+
+// choiceCount returns n: 1..128 for OpenAI, exactly 1 on Anthropic's
+// compatible layer.
+func (x *exchange) choiceCount(req *wireRequest) (int, *apiError) {
+	n, err := req.choiceCount()
+	switch {
+	case err != nil:
+		return 0, badRequest(err.Error(), "n")
+	case x.compat && n != 1:
+		return 0, badRequest("n: only n=1 is supported, got "+strconv.Itoa(n), "n")
+	}
+	return n, nil
+}
+
+// answerWithCall makes every choice the tool call t.call and returns its
+// tokens per choice.
+func (t *chatTurn) answerWithCall(s *Server, choice toolChoice) int {
+	// OpenAI's quirk: a call forced by name finishes with "stop".
+	t.finish = "tool_calls"
+	if choice.mode == choiceNamed {
+		t.finish = "stop"
+	}
+	for range t.n {
+		t.callIDs = append(t.callIDs, s.newID("call_"))
+	}
+	return t.call.tokens()
 }
 
 func (t *chatTurn) appendCompletion(b []byte) []byte {
@@ -136,7 +161,7 @@ func (t *chatTurn) appendCompletion(b []byte) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, `],"usage":`...)
-	b = appendChatUsage(b, t.usage, true)
+	b = appendChatUsage(b, t.usage, t.usageDetails)
 	return append(b, '}')
 }
 
@@ -178,7 +203,7 @@ func (x *exchange) streamChat(t *chatTurn) {
 			}
 		}
 	}
-	t.endStream(st, header, true)
+	t.endStream(st, header, t.usageDetails)
 }
 
 // trailer closes a chunk after its choices: chunks carry "usage":null only

@@ -102,50 +102,82 @@ func TestChatUsageSplits(t *testing.T) {
 	}
 }
 
+// chatServers are the servers that speak Chat Completions: OpenAI, and
+// Anthropic's OpenAI-compatible layer, whose usage has no breakdowns.
+var chatServers = []struct {
+	dialect      fakeprovider.Dialect
+	usageDetails bool
+}{
+	{fakeprovider.DialectOpenAI, true},
+	{fakeprovider.DialectAnthropic, false},
+}
+
 func TestChatStream(t *testing.T) {
-	_, client := startOpenAI(t)
-	for _, includeUsage := range []bool{false, true} {
-		t.Run(fmt.Sprintf("include_usage=%v", includeUsage), func(t *testing.T) {
-			p := chatParams(question)
-			if includeUsage {
-				p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-			}
-			stream := client.Chat.Completions.NewStreaming(context.Background(), p)
-			var acc openai.ChatCompletionAccumulator
-			var chunks []openai.ChatCompletionChunk
-			for stream.Next() {
-				chunk := stream.Current()
-				if !acc.AddChunk(chunk) {
-					t.Fatalf("accumulator rejected chunk %s", chunk.RawJSON())
+	for _, srv := range chatServers {
+		_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: srv.dialect, Key: testKey})
+		client := openAIClient(base, testKey)
+		for _, includeUsage := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/include_usage=%v", srv.dialect, includeUsage), func(t *testing.T) {
+				p := chatParams(question)
+				if includeUsage {
+					p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 				}
-				chunks = append(chunks, chunk)
-			}
-			if err := stream.Err(); err != nil {
-				t.Fatalf("stream: %v", err)
-			}
-			if got := acc.Choices[0].Message.Content; got != fakeprovider.ReplyText(question) {
-				t.Errorf("accumulated %q, want %q", got, fakeprovider.ReplyText(question))
-			}
-			if acc.Choices[0].FinishReason != "stop" {
-				t.Errorf("finish reason %q, want stop", acc.Choices[0].FinishReason)
-			}
-			if chunks[0].Choices[0].Delta.Role != "assistant" {
-				t.Errorf("first delta role %q, want assistant", chunks[0].Choices[0].Delta.Role)
-			}
-			checkStreamUsage(t, chunks, includeUsage)
-			if includeUsage {
-				checkChatUsage(t, acc.Usage)
-				content := 0
-				for _, c := range chunks {
-					if len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
-						content++
-					}
+				acc, chunks := streamChat(t, client, p)
+				if got := acc.Choices[0].Message.Content; got != fakeprovider.ReplyText(question) {
+					t.Errorf("accumulated %q, want %q", got, fakeprovider.ReplyText(question))
 				}
-				if int(acc.Usage.CompletionTokens) != content {
-					t.Errorf("completion tokens %d, want one per content chunk (%d)", acc.Usage.CompletionTokens, content)
+				if acc.Choices[0].FinishReason != "stop" {
+					t.Errorf("finish reason %q, want stop", acc.Choices[0].FinishReason)
 				}
-			}
-		})
+				if chunks[0].Choices[0].Delta.Role != "assistant" {
+					t.Errorf("first delta role %q, want assistant", chunks[0].Choices[0].Delta.Role)
+				}
+				checkStreamUsage(t, chunks, includeUsage)
+				if includeUsage {
+					checkStreamedUsage(t, acc, chunks, srv.usageDetails)
+				}
+			})
+		}
+	}
+}
+
+// streamChat streams a chat completion through the SDK's accumulator.
+func streamChat(t *testing.T, client openai.Client, p openai.ChatCompletionNewParams) (openai.ChatCompletionAccumulator, []openai.ChatCompletionChunk) {
+	t.Helper()
+	stream := client.Chat.Completions.NewStreaming(context.Background(), p)
+	var acc openai.ChatCompletionAccumulator
+	var chunks []openai.ChatCompletionChunk
+	for stream.Next() {
+		chunk := stream.Current()
+		if !acc.AddChunk(chunk) {
+			t.Fatalf("accumulator rejected chunk %s", chunk.RawJSON())
+		}
+		chunks = append(chunks, chunk)
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	return acc, chunks
+}
+
+// checkStreamedUsage checks the usage chunk: counts that add up, one
+// completion token per content chunk, and the breakdowns only when the
+// server reports them.
+func checkStreamedUsage(t *testing.T, acc openai.ChatCompletionAccumulator, chunks []openai.ChatCompletionChunk, details bool) {
+	t.Helper()
+	checkChatUsage(t, acc.Usage)
+	content := 0
+	for _, c := range chunks {
+		if len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
+			content++
+		}
+	}
+	if int(acc.Usage.CompletionTokens) != content {
+		t.Errorf("completion tokens %d, want one per content chunk (%d)", acc.Usage.CompletionTokens, content)
+	}
+	// The accumulator keeps counts only; the chunk shows what was sent.
+	if raw := chunks[len(chunks)-1].Usage.RawJSON(); strings.Contains(raw, "tokens_details") != details {
+		t.Errorf("usage %s: want detail objects=%v", raw, details)
 	}
 }
 

@@ -3,6 +3,10 @@
 // official SDKs, reports realistic usage, records what it receives and
 // injects faults on demand. pistra's end-to-end tests, load benchmark and
 // `make run` use it as the upstream.
+//
+// An Anthropic-dialect server also answers POST /v1/chat/completions the way
+// Anthropic's OpenAI-compatible layer does: OpenAI's wire format under
+// Anthropic's rules (see openAICompatPath).
 package fakeprovider
 
 import (
@@ -112,6 +116,15 @@ func (s *Server) SetFaults(f Faults) error {
 // Faults returns the faults in force.
 func (s *Server) Faults() Faults { return s.faults.get() }
 
+// openAICompatPath is where Anthropic serves its OpenAI-compatible Chat
+// Completions. There it takes the OpenAI SDK's Bearer key as readily as
+// x-api-key, needs no anthropic-version, answers and fails in OpenAI's
+// shapes, and departs from OpenAI's rules as its documentation lists: n must
+// be 1, reasoning_effort is ignored, usage carries no detail breakdowns.
+// Everything else it ignores (strict, response_format, audio, temperature
+// above 1) the fake ignores on either dialect.
+const openAICompatPath = "/v1/chat/completions"
+
 // exchange is one API call in flight.
 type exchange struct {
 	s         *Server
@@ -122,6 +135,16 @@ type exchange struct {
 	req       wireRequest
 	parseErr  error
 	faults    Faults
+	// compat marks a call to an Anthropic server's OpenAI-compatible layer.
+	compat bool
+}
+
+// wire is the dialect the call is answered in.
+func (x *exchange) wire() Dialect {
+	if x.compat {
+		return DialectOpenAI
+	}
+	return x.s.dialect
 }
 
 // ServeHTTP answers API calls under /v1/ and the control endpoint under /_fake/.
@@ -130,7 +153,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveControl(w, r)
 		return
 	}
-	x := &exchange{s: s, w: w, r: r, requestID: s.newID("req_")}
+	x := &exchange{s: s, w: w, r: r, requestID: s.newID("req_"),
+		compat: s.dialect == DialectAnthropic && r.URL.Path == openAICompatPath}
 	s.setResponseHeaders(w.Header(), x.requestID)
 	buf := getBuffer()
 	defer putBuffer(buf)
@@ -182,7 +206,7 @@ func isMaxBytes(err error) bool {
 func (x *exchange) request() (*wireRequest, bool) {
 	if x.parseErr != nil {
 		msg := "We could not parse the JSON body of your request: " + x.parseErr.Error()
-		if x.s.dialect == DialectAnthropic {
+		if x.wire() == DialectAnthropic {
 			msg = "invalid request body: " + x.parseErr.Error()
 		}
 		x.fail(badRequest(msg, ""))
@@ -204,6 +228,8 @@ func (s *Server) route(method, path string) func(*exchange) {
 			return (*exchange).anthropicModels
 		case get && strings.HasPrefix(path, "/v1/models/"):
 			return (*exchange).anthropicModel
+		case post && path == openAICompatPath:
+			return (*exchange).chatCompletions
 		}
 		return (*exchange).notFound
 	}
@@ -233,7 +259,7 @@ func (x *exchange) notFound() {
 }
 
 // authorized checks the credential the way each API does and answers 401
-// (and, for Anthropic, 400 without anthropic-version) when it fails.
+// (and, for Anthropic's own API, 400 without anthropic-version) when it fails.
 func (x *exchange) authorized() bool {
 	h := x.r.Header
 	bearer, hasBearer := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
@@ -258,7 +284,7 @@ func (x *exchange) authorized() bool {
 		x.fail(&apiError{status: http.StatusUnauthorized, message: "x-api-key header is required"})
 	case !x.s.keyMatches(key):
 		x.fail(&apiError{status: http.StatusUnauthorized, message: "invalid x-api-key"})
-	case h.Get("Anthropic-Version") == "":
+	case !x.compat && h.Get("Anthropic-Version") == "":
 		x.fail(badRequest("anthropic-version: header is required", ""))
 	default:
 		return true
