@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pistra/pistra/runtime/plan"
@@ -64,7 +66,7 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
 		}
 	default:
 		if timer != nil {
-			resp.Body = &gapTimedBody{ReadCloser: resp.Body, ctx: ctx, timer: timer, gap: up.timeout}
+			resp.Body = newGapTimedBody(ctx, cancel, resp.Body, up.timeout)
 		}
 		a.resp, a.class = resp, classify(resp.StatusCode)
 		if a.class != classNone {
@@ -76,22 +78,72 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
 
 // gapTimedBody bounds each read of an upstream body by the provider's
 // timeout. The clock runs only while a read waits, so a slow client never
-// counts against the upstream.
+// counts against the upstream. A read costs two atomic stores and a clock
+// read; the timer wakes once per gap to look, rather than being re-armed
+// around every read.
 type gapTimedBody struct {
 	io.ReadCloser
-	ctx   context.Context
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	gap    time.Duration
+	// mu orders the timer's creation before its first firing reads it.
+	mu    sync.Mutex
 	timer *time.Timer
-	gap   time.Duration
+	// readingSince is when the read in progress began, on the monotonic
+	// clock (see clock); 0 between reads.
+	readingSince atomic.Int64
+	closed       atomic.Bool
 }
 
+func newGapTimedBody(ctx context.Context, cancel context.CancelCauseFunc, body io.ReadCloser, gap time.Duration) *gapTimedBody {
+	b := &gapTimedBody{ReadCloser: body, ctx: ctx, cancel: cancel, gap: gap}
+	b.mu.Lock()
+	b.timer = time.AfterFunc(gap, b.check)
+	b.mu.Unlock()
+	return b
+}
+
+// clockStart anchors clock: time.Since reads the monotonic clock.
+var clockStart = time.Now()
+
+func clock() int64 { return int64(time.Since(clockStart)) + 1 } // never 0
+
 func (b *gapTimedBody) Read(p []byte) (int, error) {
-	b.timer.Reset(b.gap)
+	b.readingSince.Store(clock())
 	n, err := b.ReadCloser.Read(p)
-	b.timer.Stop()
+	b.readingSince.Store(0)
 	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errTimeout) {
 		err = fmt.Errorf("no body bytes for %v: %w", b.gap, errTimeout)
 	}
 	return n, err
+}
+
+// check runs on the timer: it cuts a read that has waited a whole gap, and
+// otherwise looks again when the read in progress (or the next) would.
+func (b *gapTimedBody) check() {
+	if b.closed.Load() {
+		return
+	}
+	wait := b.gap
+	if since := b.readingSince.Load(); since != 0 {
+		waited := time.Duration(clock() - since)
+		if waited >= b.gap {
+			b.cancel(errTimeout)
+			return
+		}
+		wait = b.gap - waited
+	}
+	b.mu.Lock()
+	b.timer.Reset(wait)
+	b.mu.Unlock()
+}
+
+func (b *gapTimedBody) Close() error {
+	b.closed.Store(true)
+	b.mu.Lock()
+	b.timer.Stop()
+	b.mu.Unlock()
+	return b.ReadCloser.Close()
 }
 
 // discard drops a failed attempt: its body is drained a little so the

@@ -69,13 +69,16 @@ func (w *flushRecorder) Write(b []byte) (int, error) { return len(b), nil }
 func (w *flushRecorder) Flush()                      { w.flushes++ }
 
 // BenchmarkRelayStream runs the attempt loop and relay for one streamed
-// request. allocs/op stays the same from 10 to 1000 events: the relay does
-// not allocate per chunk.
+// request, with a provider timeout so every read of the body is timed as in
+// production. allocs/op stays the same from 10 to 1000 events: the relay
+// does not allocate per chunk.
 func BenchmarkRelayStream(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
 			up := &streamUpstream{n: n}
-			ups, err := Resolve(&plan.Graph{Providers: testProviders()[:1]}, func(string) (string, bool) { return "", false })
+			provs := testProviders()[:1]
+			provs[0].TimeoutMS = 30_000
+			ups, err := Resolve(&plan.Graph{Providers: provs}, func(string) (string, bool) { return "", false })
 			if err != nil {
 				b.Fatal(err)
 			}

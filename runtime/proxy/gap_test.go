@@ -1,0 +1,52 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// blockingBody blocks every Read until its context ends.
+type blockingBody struct{ ctx context.Context }
+
+func (b blockingBody) Read([]byte) (int, error) {
+	<-b.ctx.Done()
+	return 0, errors.New("read interrupted")
+}
+
+func (blockingBody) Close() error { return nil }
+
+// TestGapTimedBody: a read that waits a whole gap is cut with errTimeout;
+// time spent between reads (a slow client) does not count.
+func TestGapTimedBody(t *testing.T) {
+	const gap = 20 * time.Millisecond
+	t.Run("stalled read is cut", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		b := newGapTimedBody(ctx, cancel, blockingBody{ctx}, gap)
+		defer b.Close()
+		_, err := b.Read(make([]byte, 8))
+		if !errors.Is(err, errTimeout) {
+			t.Fatalf("err %v, want errTimeout", err)
+		}
+	})
+	t.Run("pauses between reads do not count", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		b := newGapTimedBody(ctx, cancel, io.NopCloser(strings.NewReader("abcdef")), gap)
+		defer b.Close()
+		buf := make([]byte, 2)
+		for i := 0; i < 3; i++ {
+			time.Sleep(3 * gap) // the client is slow, not the upstream
+			if _, err := b.Read(buf); err != nil {
+				t.Fatalf("read %d: %v", i, err)
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the context was cancelled: %v", context.Cause(ctx))
+		}
+	})
+}
