@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
 	"github.com/pistra/pistra/runtime/admin"
@@ -213,5 +214,41 @@ func TestDrainReportsNotReadyAndKeepsServing(t *testing.T) {
 	client := e.openaiClient(keyDefault)
 	if _, err := client.Chat.Completions.New(context.Background(), chatParams("fast")); err != nil {
 		t.Errorf("a request while draining: %v", err)
+	}
+}
+
+// TestRequestLogLine: one structured line per request naming what the
+// operator needs to follow it: the request id the client saw, the profile,
+// the provider and upstream model that served, the claim's origin, the
+// upstream's own request id, and never the client's key.
+func TestRequestLogLine(t *testing.T) {
+	e := start(t)
+	client := e.openaiClient(keyDefault)
+	var resp *http.Response
+	if _, err := client.Chat.Completions.New(context.Background(), chatParams("fast"), option.WithResponseInto(&resp)); err != nil {
+		t.Fatal(err)
+	}
+	id := resp.Header.Get("Pistra-Request-Id")
+	var rec map[string]any
+	for _, line := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"request"`) && strings.Contains(line, id) {
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := map[string]any{
+		"request_id": id, "route": "chat_completions", "model": "fast", "status": float64(200),
+		"profile": "default", "provider": "up-openai", "upstream_model": "gpt-4o-mini",
+		"pistra.channel_origin": resp.Header.Get("Pistra-Channel-Origin"), "attempts": float64(1),
+		"upstream_request_id": resp.Header.Get("X-Request-Id"),
+	}
+	for k, v := range want {
+		if rec[k] != v {
+			t.Errorf("log %s = %v, want %v (line %v)", k, rec[k], v, rec)
+		}
+	}
+	if id == "" || resp.Header.Get("X-Request-Id") == id {
+		t.Errorf("request ids: ours %q, upstream's %q", id, resp.Header.Get("X-Request-Id"))
 	}
 }

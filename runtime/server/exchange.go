@@ -129,6 +129,13 @@ func (s *Server) finish(x *exchange) {
 	if x.res.Attempts > 0 {
 		attrs = append(attrs, slog.Int("attempts", x.res.Attempts))
 	}
+	// The id the upstream gave its answer, relayed to the client, is what
+	// the provider's support asks for.
+	if x.res.Served != nil {
+		if id := x.w.Header().Get(x.dialect.RequestIDHeader()); id != "" && id != x.requestID {
+			attrs = append(attrs, slog.String("upstream_request_id", truncate(id, 128)))
+		}
+	}
 	if x.res.UsageFrom != "" {
 		u := &x.res.Usage
 		attrs = append(attrs, slog.String("usage_from", x.res.UsageFrom),
