@@ -51,6 +51,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.opts.AdminAddr, "admin-listen", "127.0.0.1:8081", "admin listener address")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body-bytes", 32<<20, "largest request body accepted")
 	fs.DurationVar(&c.opts.BodyReadTimeout, "body-read-timeout", time.Minute, "how long a request body may take to arrive")
+	fs.DurationVar(&c.opts.ClientWriteTimeout, "client-write-timeout", time.Minute,
+		"how long one write of a streamed response may block on a client that does not read before it is cut")
 	fs.DurationVar(&c.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.DurationVar(&c.drain, "drain-delay", 0,
 		"after SIGTERM, how long /readyz reports not ready while pistrad still serves, before it stops accepting (e.g. 5s behind a load balancer)")

@@ -7,11 +7,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/watchdog"
 )
 
 // attempt is one upstream request and what came of it.
@@ -77,72 +76,31 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
 }
 
 // gapTimedBody bounds each read of an upstream body by the provider's
-// timeout. The clock runs only while a read waits, so a slow client never
-// counts against the upstream. A read costs two atomic stores and a clock
-// read; the timer wakes once per gap to look, rather than being re-armed
-// around every read.
+// timeout. Only the time a read waits counts, so a slow client never counts
+// against the upstream.
 type gapTimedBody struct {
 	io.ReadCloser
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	gap    time.Duration
-	// mu orders the timer's creation before its first firing reads it.
-	mu    sync.Mutex
-	timer *time.Timer
-	// readingSince is when the read in progress began, on the monotonic
-	// clock (see clock); 0 between reads.
-	readingSince atomic.Int64
-	closed       atomic.Bool
+	ctx context.Context
+	gap time.Duration
+	dog *watchdog.Watchdog
 }
 
 func newGapTimedBody(ctx context.Context, cancel context.CancelCauseFunc, body io.ReadCloser, gap time.Duration) *gapTimedBody {
-	b := &gapTimedBody{ReadCloser: body, ctx: ctx, cancel: cancel, gap: gap}
-	b.mu.Lock()
-	b.timer = time.AfterFunc(gap, b.check)
-	b.mu.Unlock()
-	return b
+	return &gapTimedBody{ReadCloser: body, ctx: ctx, gap: gap, dog: watchdog.New(gap, func() { cancel(errTimeout) })}
 }
 
-// clockStart anchors clock: time.Since reads the monotonic clock.
-var clockStart = time.Now()
-
-func clock() int64 { return int64(time.Since(clockStart)) + 1 } // never 0
-
 func (b *gapTimedBody) Read(p []byte) (int, error) {
-	b.readingSince.Store(clock())
+	b.dog.Begin()
 	n, err := b.ReadCloser.Read(p)
-	b.readingSince.Store(0)
+	b.dog.End()
 	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errTimeout) {
 		err = fmt.Errorf("no body bytes for %v: %w", b.gap, errTimeout)
 	}
 	return n, err
 }
 
-// check runs on the timer: it cuts a read that has waited a whole gap, and
-// otherwise looks again when the read in progress (or the next) would.
-func (b *gapTimedBody) check() {
-	if b.closed.Load() {
-		return
-	}
-	wait := b.gap
-	if since := b.readingSince.Load(); since != 0 {
-		waited := time.Duration(clock() - since)
-		if waited >= b.gap {
-			b.cancel(errTimeout)
-			return
-		}
-		wait = b.gap - waited
-	}
-	b.mu.Lock()
-	b.timer.Reset(wait)
-	b.mu.Unlock()
-}
-
 func (b *gapTimedBody) Close() error {
-	b.closed.Store(true)
-	b.mu.Lock()
-	b.timer.Stop()
-	b.mu.Unlock()
+	b.dog.Stop()
 	return b.ReadCloser.Close()
 }
 

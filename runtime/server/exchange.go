@@ -15,6 +15,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/watchdog"
 )
 
 // exchange is the per-request state of an inference or models request,
@@ -47,7 +48,7 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route strin
 	x := s.exchanges.Get().(*exchange)
 	order := x.order[:0]
 	*x = exchange{start: time.Now(), r: r, route: route, profile: -1, order: order}
-	x.w.reset(w)
+	x.w.reset(w, s.opts.ClientWriteTimeout)
 	x.dialect = writerFor(d)
 	x.requestID = requestIDOf(r)
 	w.Header()["Pistra-Request-Id"] = []string{x.requestID}
@@ -60,7 +61,7 @@ func (s *Server) release(x *exchange) {
 	x.body.Release()
 	x.caps = caps.Reader{} // drop the reference to the recycled body
 	x.px, x.res, x.snap, x.r = proxy.Exchange{}, proxy.Result{}, nil, nil
-	x.w.reset(nil)
+	x.w.reset(nil, 0)
 	s.exchanges.Put(x)
 }
 
@@ -207,15 +208,32 @@ func plausibleID(v string) bool {
 }
 
 // trackingWriter remembers whether the response has started, so a late
-// failure knows whether it can still answer with a status.
+// failure knows whether it can still answer with a status. Once a response
+// streams (its first Flush), a watchdog bounds each write and flush: a
+// client that stops reading would otherwise hold the handler and its
+// upstream stream for ever, since nothing else reads or times out.
 type trackingWriter struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
 	status  int
+	// stallLimit is how long one write or flush may block; 0 for none.
+	stallLimit time.Duration
+	stall      *watchdog.Watchdog
 }
 
-func (t *trackingWriter) reset(w http.ResponseWriter) {
-	t.w, t.status = w, 0
+// writeDeadliner is what net/http's response writer offers to bound writes
+// to its connection.
+type writeDeadliner interface{ SetWriteDeadline(time.Time) error }
+
+// aLongTimeAgo is a deadline that has passed: setting it fails a blocked
+// write at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+func (t *trackingWriter) reset(w http.ResponseWriter, stallLimit time.Duration) {
+	if t.stall != nil {
+		t.stall.Stop()
+	}
+	t.w, t.status, t.stallLimit, t.stall = w, 0, stallLimit, nil
 	t.flusher, _ = w.(http.Flusher)
 }
 
@@ -232,14 +250,30 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 	if t.status == 0 {
 		t.status = http.StatusOK
 	}
-	return t.w.Write(b)
+	if t.stall == nil {
+		return t.w.Write(b)
+	}
+	t.stall.Begin()
+	n, err := t.w.Write(b)
+	t.stall.End()
+	return n, err
 }
 
 // Flush passes flushes through so streams reach the client per event.
 func (t *trackingWriter) Flush() {
-	if t.flusher != nil {
-		t.flusher.Flush()
+	if t.flusher == nil {
+		return
 	}
+	if t.stall == nil && t.stallLimit > 0 {
+		if wd, ok := t.w.(writeDeadliner); ok {
+			t.stall = watchdog.New(t.stallLimit, func() { wd.SetWriteDeadline(aLongTimeAgo) })
+		}
+	}
+	if t.stall != nil {
+		t.stall.Begin()
+		defer t.stall.End()
+	}
+	t.flusher.Flush()
 }
 
 // Unwrap lets http.ResponseController reach the connection.

@@ -40,7 +40,10 @@ type Options struct {
 	// BodyReadTimeout bounds reading a request body (default 60 s), so a
 	// client that declares a body and stalls cannot hold a handler.
 	BodyReadTimeout time.Duration
-	Load            Loader
+	// ClientWriteTimeout bounds one blocked write or flush of a streamed
+	// response (default 60 s): a client that stops reading is cut.
+	ClientWriteTimeout time.Duration
+	Load               Loader
 	// LookupEnv reads provider credentials (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
 	Logger    *slog.Logger // default: JSON to stderr
@@ -109,6 +112,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.BodyReadTimeout <= 0 {
 		o.BodyReadTimeout = time.Minute
+	}
+	if o.ClientWriteTimeout <= 0 {
+		o.ClientWriteTimeout = time.Minute
 	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
