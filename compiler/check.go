@@ -85,6 +85,9 @@ func (c *compiler) checkProvider(name string, p srcProvider) {
 	if len(p.Models) == 0 {
 		c.labelErrorf(at("models"), "provider %q serves no models", name)
 	}
+	for _, m := range sortedKeys(p.Models) {
+		c.checkModelRoutes(at("models", m, "routes"), p.Models[m].Routes)
+	}
 	if len(p.Channels) == 0 {
 		c.labelErrorf(at("channels"), "provider %q has no channels; declare at least one (dialect and tier)", name)
 	}
@@ -118,6 +121,27 @@ func (c *compiler) checkResilience(name string, p srcProvider) {
 	if f := p.Failover; f != nil {
 		c.failureClasses(at("failover", "on"), f.On)
 	}
+}
+
+// checkModelRoutes checks a model's routes: known routes, and not an empty
+// list, which would serve nothing.
+func (c *compiler) checkModelRoutes(at cue.Path, routes []string) {
+	if routes != nil && len(routes) == 0 {
+		c.labelErrorf(at, "a model with no routes is never served; leave routes out to serve it on every route its channels carry")
+	}
+	for i, r := range routes {
+		if !slices.Contains(plan.Routes, plan.Route(r)) {
+			c.errorf(cue.MakePath(append(at.Selectors(), cue.Index(i))...), "unknown route %q (accepted: %s)", r, listOf(routeNames()))
+		}
+	}
+}
+
+func routeNames() []string {
+	out := make([]string, len(plan.Routes))
+	for i, r := range plan.Routes {
+		out[i] = string(r)
+	}
+	return out
 }
 
 func (c *compiler) checkChannel(at cue.Path, ch srcChannel) {

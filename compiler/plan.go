@@ -187,8 +187,9 @@ func (p *planner) candidates(env envelope, ri int, name string) ([]plan.Candidat
 			continue
 		}
 		opts := p.cat.routes[prov][ri]
+		usable := func(o option) bool { return o.admits(m) && p.cat.serves(prov, m, o.translate.Upstream(route)) }
 		switch {
-		case !slices.ContainsFunc(opts, func(o option) bool { return o.admits(m) }):
+		case !slices.ContainsFunc(opts, usable):
 			skips = append(skips, plan.Skip{Provider: prov, Channel: -1, Model: m, Reason: reasonRouteUnserved})
 			continue
 		case env.allowed != nil && !matchAny(env.allowed, name) && !matchAny(env.allowed, m):
@@ -196,7 +197,7 @@ func (p *planner) candidates(env envelope, ri int, name string) ([]plan.Candidat
 			continue
 		}
 		for _, o := range opts {
-			if !o.admits(m) {
+			if !usable(o) {
 				continue
 			}
 			c := plan.Candidate{Provider: prov, Channel: o.channel, Tier: o.tier, Model: m, Translate: o.translate,

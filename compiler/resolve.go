@@ -26,6 +26,15 @@ type catalog struct {
 	// routes[p][r] are provider p's ways to serve route plan.Routes[r], in
 	// attempt order, before any model gate is applied.
 	routes [][][]option
+	// modelRoutes[p][model] limits the upstream routes a model of provider
+	// p answers on; a model absent from it answers on every route.
+	modelRoutes []map[string][]plan.Route
+}
+
+// serves reports whether upstream model m of provider p answers on route r.
+func (c *catalog) serves(p int, m string, r plan.Route) bool {
+	routes, limited := c.modelRoutes[p][m]
+	return !limited || slices.Contains(routes, r)
 }
 
 // option is one channel of a provider able to carry a route, natively or
@@ -56,6 +65,7 @@ func (c *compiler) resolve() {
 		p := c.src.Providers[name]
 		res := c.resolveAliases(name, p)
 		c.cat.resolution = append(c.cat.resolution, res)
+		c.cat.modelRoutes = append(c.cat.modelRoutes, modelRoutes(p))
 		c.g.Providers = append(c.g.Providers, c.buildProvider(name, p, res))
 	}
 	for i, name := range names {
@@ -63,6 +73,22 @@ func (c *compiler) resolve() {
 		c.cat.routes = append(c.cat.routes, routeOptions(&c.g.Providers[i]))
 	}
 	c.resolvePrimaries()
+}
+
+func modelRoutes(p srcProvider) map[string][]plan.Route {
+	var out map[string][]plan.Route
+	for name, m := range p.Models {
+		if m.Routes == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string][]plan.Route{}
+		}
+		for _, r := range m.Routes {
+			out[name] = append(out[name], plan.Route(r))
+		}
+	}
+	return out
 }
 
 // resolveAliases follows each alias of a provider to the model it ends at.

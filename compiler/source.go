@@ -39,7 +39,8 @@ type srcProvider struct {
 }
 
 type srcModel struct {
-	MaxTokens int64 `json:"max_tokens"`
+	MaxTokens int64    `json:"max_tokens"`
+	Routes    []string `json:"routes"`
 }
 
 type srcChannel struct {

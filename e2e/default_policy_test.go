@@ -123,8 +123,9 @@ func checkLogsHide(t *testing.T, logs, key string, secrets map[string]string) {
 	}
 }
 
-// chatCapable reports whether a listed model holds conversations, judged by
-// name: embedding and instruct-only models do not, in either dialect.
+// chatCapable reports whether a model the OpenAI list offers holds
+// conversations: the list is per dialect, and the default policy's
+// embedding and instruct models answer on their own OpenAI routes only.
 func chatCapable(id string) bool {
 	return !strings.HasPrefix(id, "text-embedding-") && !strings.HasSuffix(id, "-instruct")
 }
@@ -170,12 +171,17 @@ func TestDefaultPolicyServesEveryModel(t *testing.T) {
 	if len(anthropicModels) == 0 {
 		t.Fatal("the dev key lists no models in the Anthropic dialect")
 	}
+	// Single-route models are offered only where they answer, so every
+	// model the Anthropic list offers holds a conversation.
 	for _, id := range anthropicModels {
 		if !chatCapable(id) {
+			t.Errorf("the Anthropic list offers %q, which answers on one OpenAI route only", id)
 			continue
 		}
 		t.Run("messages/"+id, func(t *testing.T) { checkMessages(t, ac, id) })
 	}
+	_, err := oc.Chat.Completions.New(ctx, chatParams("text-embedding-3-small"))
+	wantOpenAIError(t, err, http.StatusNotFound, "model_not_on_route")
 }
 
 // checkChat makes one chat completion and one stream with model, wants the
