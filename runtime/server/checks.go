@@ -163,7 +163,9 @@ func truncate(s string, n int) string {
 // notFound answers a path pistrad does not serve, in the dialect the
 // request looks like it speaks.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	writerFor(dialectOf(r)).WriteError(w, requestIDOf(r), dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound,
+	id := requestIDOf(r)
+	w.Header()["Pistra-Request-Id"] = []string{id}
+	writerFor(dialectOf(r)).WriteError(w, id, dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound,
 		"%s %s is not a pistra route", r.Method, truncate(r.URL.Path, 200)))
 }
 

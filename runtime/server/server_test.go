@@ -89,6 +89,9 @@ func TestPublicRoutes(t *testing.T) {
 			if tt.status == 405 && rec.Header().Get("Allow") == "" {
 				t.Errorf("405 without Allow")
 			}
+			if rec.Header().Get("Pistra-Request-Id") == "" {
+				t.Errorf("no Pistra-Request-Id")
+			}
 		})
 	}
 }
