@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
+	"github.com/pistra/pistra/runtime/dialect/openai"
 )
 
 // apiError is a failure answered in the call's dialect:
@@ -30,17 +31,13 @@ func badRequest(message, param string) *apiError {
 // openAIErrorType maps a status to the error.type and default code OpenAI
 // sends with it.
 func openAIErrorType(status int) (kind, code string) {
-	switch {
-	case status == 401:
-		return "invalid_request_error", "invalid_api_key"
-	case status == 403:
-		return "permission_error", ""
-	case status == 429:
-		return "requests", "rate_limit_exceeded"
-	case status >= 500:
-		return "server_error", ""
+	switch status {
+	case http.StatusUnauthorized:
+		code = "invalid_api_key"
+	case http.StatusTooManyRequests:
+		code = "rate_limit_exceeded"
 	}
-	return "invalid_request_error", ""
+	return openai.ErrorType(status), code
 }
 
 // fail writes e as the response.

@@ -36,7 +36,7 @@ type errorObject struct {
 // pistra code goes in code, which the SDKs surface as err.Code, and a
 // fidelity refusal adds error.pistra.
 func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Error) {
-	obj := errorObject{Message: e.Message, Type: errorType(e.Status), Code: string(e.Code), Pistra: e.Fidelity}
+	obj := errorObject{Message: e.Message, Type: ErrorType(e.Status), Code: string(e.Code), Pistra: e.Fidelity}
 	if e.Param != "" {
 		obj.Param = &e.Param
 	}
@@ -45,17 +45,17 @@ func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Er
 	dialect.WriteJSON(w, e.Status, b)
 }
 
-// errorType follows the types OpenAI itself returns for each status.
-func errorType(status int) string {
+// ErrorType is the error.type OpenAI itself sends with a status: a bad key
+// and an unknown model are invalid_request_error too (the code tells them
+// apart), rate limits are typed by what ran out ("requests"), and
+// server-side failures are server_error. The gateway and the fake provider
+// share this table.
+func ErrorType(status int) string {
 	switch {
-	case status == http.StatusUnauthorized:
-		return "authentication_error"
 	case status == http.StatusForbidden:
 		return "permission_error"
-	case status == http.StatusNotFound:
-		return "not_found_error"
 	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
+		return "requests"
 	case status >= 500:
 		return "server_error"
 	default:

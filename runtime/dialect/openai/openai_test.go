@@ -15,8 +15,9 @@ func TestWriteErrorShape(t *testing.T) {
 		err      *dialect.Error
 		wantType string
 	}{
-		{&dialect.Error{Status: 404, Code: dialect.CodeModelNotFound, Message: "no such model", Param: "model"}, "not_found_error"},
-		{&dialect.Error{Status: 401, Code: dialect.CodeInvalidAPIKey, Message: "bad key"}, "authentication_error"},
+		{&dialect.Error{Status: 404, Code: dialect.CodeModelNotFound, Message: "no such model", Param: "model"}, "invalid_request_error"},
+		{&dialect.Error{Status: 401, Code: dialect.CodeInvalidAPIKey, Message: "bad key"}, "invalid_request_error"},
+		{&dialect.Error{Status: 403, Code: dialect.CodeModelNotAllowed, Message: "not yours"}, "permission_error"},
 		{&dialect.Error{Status: 502, Code: dialect.CodeUpstreamUnreachable, Message: "down"}, "server_error"},
 		{&dialect.Error{Status: 415, Code: dialect.CodeUnsupportedMediaType, Message: "json only"}, "invalid_request_error"},
 	}
