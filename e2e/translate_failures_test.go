@@ -224,4 +224,16 @@ func TestPreflightRefusesUntranslatable(t *testing.T) {
 	if ans.Serve.Provider != "up-openai" || resp.Header.Get("Pistra-Provider") != "up-openai" {
 		t.Errorf("preflight serves %q, the request was served by %q", ans.Serve.Provider, resp.Header.Get("Pistra-Provider"))
 	}
+	// The file part keeps the translated failover candidate out of the
+	// attempt order; a plain body has it, naming its claim's source: the
+	// translator, not the native channel it rides.
+	if n := len(ans.AttemptOrder); n != 1 {
+		t.Errorf("attempt order for an untranslatable body: %+v", ans.AttemptOrder)
+	}
+	status, raw = e.preflight(e.baseURL()+"preflight", auth, chatParams("smart"))
+	ans = decodeAnswer(t, status, raw)
+	last := ans.AttemptOrder[len(ans.AttemptOrder)-1]
+	if last.Tier != "translation" || !strings.Contains(last.VerifiedBy, "translator") {
+		t.Errorf("translated candidate %+v", last)
+	}
 }

@@ -95,10 +95,15 @@ func (s *Server) countLosses(g *plan.Graph, c *plan.Candidate, lost plan.CapSet,
 func describe(g *plan.Graph, c *plan.Candidate, used plan.CapSet) dialect.Candidate {
 	prov := &g.Providers[c.Provider]
 	ch := &prov.Channels[c.Channel]
-	return dialect.Candidate{
+	d := dialect.Candidate{
 		Provider: prov.Name, Channel: ch.Name, Tier: c.Tier, Model: c.Model, Translate: c.Translate,
 		Lost: used &^ c.Preserves, Origin: c.Origin, VerifiedAt: ch.VerifiedAt, VerifiedBy: ch.VerifiedBy,
 	}
+	if c.Translate != plan.TranslateNone {
+		// The claim is the translator's, not the native channel's it rides.
+		d.VerifiedAt, d.VerifiedBy = "", plan.TranslationVerifiedBy
+	}
+	return d
 }
 
 // origins lists the distinct claim origins of a rejected request's
