@@ -13,6 +13,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // keyLenient names a profile that forwards lossy requests.
@@ -323,6 +325,10 @@ func TestCatalogReport(t *testing.T) {
 	want := []string{
 		"vendor openai-compat openai provider_compat structured_output " + vendorOrigin + " 2026-11-20 " + vendorSource + " dated",
 		"native-openai native openai native strict_tools+structured_output+prompt_caching+extended_thinking+usage_details+audio_input+multi_choice native   -",
+		// Anthropic clients reach native-openai through the translator: what
+		// they keep, on the translator's claim.
+		"native-openai native anthropic translation extended_thinking+audio_input+multi_choice translation:anthropic_openai  " +
+			plan.TranslationVerifiedBy + " -",
 		"relay openai-compat openai provider_compat strict_tools+structured_output " + relayOrigin + " 2026-10-01 " + relaySource + " dated",
 		"claude-compat compat anthropic provider_compat prompt_caching " + claudeOrigin + " 2026-09-15 " + claudeSource + " dated",
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,10 @@ type CatalogRow struct {
 	// AgeDays is how many days old the claim is; absent when the channel
 	// carries no dated claim (native) or the date does not parse.
 	AgeDays *int `json:"age_days,omitempty"`
+	// Translation is set on a row that describes a translation pair riding
+	// the channel: what a client of the other dialect keeps through it
+	// (Dialect and Routes are that client's), on the translator's claim.
+	Translation plan.Translation `json:"translation,omitempty"`
 }
 
 // CatalogRows lists every routable channel (one that some plan uses as a
@@ -36,6 +41,7 @@ type CatalogRow struct {
 // and channel order, with each claim's age relative to now.
 func CatalogRows(g *plan.Graph, now time.Time) []CatalogRow {
 	used := routableChannels(g)
+	carried := carriedTranslations(g)
 	var rows []CatalogRow
 	for pi := range g.Providers {
 		prov := &g.Providers[pi]
@@ -50,6 +56,14 @@ func CatalogRows(g *plan.Graph, now time.Time) []CatalogRow {
 				Origin: ch.Origin, VerifiedAt: ch.VerifiedAt, VerifiedBy: ch.VerifiedBy,
 				AgeDays: ageDays(ch.VerifiedAt, now),
 			})
+			for _, c := range carried[[2]int{pi, ci}] {
+				in := c.Translate.Inbound()
+				rows = append(rows, CatalogRow{
+					Provider: prov.Name, Channel: ch.Name, Dialect: in.Dialect(), Tier: plan.TierTranslation,
+					ModelGate: ch.ModelGate, Routes: []plan.Route{in}, Preserves: c.Preserves,
+					Origin: c.Origin, VerifiedBy: plan.TranslationVerifiedBy, Translation: c.Translate,
+				})
+			}
 		}
 	}
 	return rows
@@ -108,6 +122,27 @@ func routableChannels(g *plan.Graph) map[[2]int]bool {
 		}
 	}
 	return used
+}
+
+// carriedTranslations lists, per (provider, channel), one candidate for
+// each translation pair some plan carries on it, in pair order.
+func carriedTranslations(g *plan.Graph) map[[2]int][]plan.Candidate {
+	out := map[[2]int][]plan.Candidate{}
+	for _, p := range g.Plans {
+		for _, c := range g.CandidateLists[p.Candidates] {
+			if c.Translate == plan.TranslateNone {
+				continue
+			}
+			k := [2]int{c.Provider, c.Channel}
+			if !slices.ContainsFunc(out[k], func(x plan.Candidate) bool { return x.Translate == c.Translate }) {
+				out[k] = append(out[k], c)
+			}
+		}
+	}
+	for _, cs := range out {
+		slices.SortFunc(cs, func(a, b plan.Candidate) int { return strings.Compare(string(a.Translate), string(b.Translate)) })
+	}
+	return out
 }
 
 // unroutable names the declared channels no plan uses.

@@ -19,12 +19,23 @@ func TestCatalogRows(t *testing.T) {
 	rows := CatalogRows(g, reportDay)
 	var names []string
 	for _, r := range rows {
-		names = append(names, r.Provider+"/"+r.Channel)
+		name := r.Provider + "/" + r.Channel
+		if r.Translation != plan.TranslateNone {
+			name += "+" + string(r.Translation)
+		}
+		names = append(names, name)
 	}
-	if want := "fake-anthropic/native fake-anthropic/openai-compat fake-openai/native"; strings.Join(names, " ") != want {
+	// The translation row says what an OpenAI client keeps through the
+	// Anthropic native channel.
+	want := "fake-anthropic/native fake-anthropic/native+openai_anthropic fake-anthropic/openai-compat fake-openai/native"
+	if strings.Join(names, " ") != want {
 		t.Fatalf("rows %v, want %s", names, want)
 	}
-	compat := rows[1]
+	if x := rows[1]; x.Dialect != plan.DialectOpenAI || x.Tier != plan.TierTranslation ||
+		x.Preserves != plan.AllCaps&^plan.TranslationLosses[plan.TranslateOpenAIAnthropic] || x.VerifiedBy != plan.TranslationVerifiedBy {
+		t.Errorf("translation row %+v", x)
+	}
+	compat := rows[2]
 	if compat.AgeDays == nil || *compat.AgeDays != 56 {
 		t.Errorf("age of a 2026-11-20 claim on 2027-01-15 = %v, want 56", compat.AgeDays)
 	}
@@ -56,7 +67,7 @@ func TestCatalogFormats(t *testing.T) {
 	if err := json.Unmarshal([]byte(js.String()), &rows); err != nil {
 		t.Fatalf("json report does not parse: %v\n%s", err, js.String())
 	}
-	if len(rows) != 3 || rows[1].Preserves != plan.Of(plan.CapExtendedThinking) || rows[1].VerifiedBy != compatDocs {
+	if len(rows) != 4 || rows[2].Preserves != plan.Of(plan.CapExtendedThinking) || rows[2].VerifiedBy != compatDocs {
 		t.Errorf("json rows = %+v", rows)
 	}
 	if !strings.Contains(js.String(), `"preserves": [`) {

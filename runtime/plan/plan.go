@@ -91,6 +91,19 @@ const (
 	TranslateAnthropicOpenAI Translation = "anthropic_openai"
 )
 
+// Inbound is the client route a translation pair serves: chat completions
+// for OpenAI clients, messages for Anthropic ones. TranslateNone serves
+// none.
+func (t Translation) Inbound() Route {
+	switch t {
+	case TranslateOpenAIAnthropic:
+		return RouteChatCompletions
+	case TranslateAnthropicOpenAI:
+		return RouteMessages
+	}
+	return ""
+}
+
 // Upstream is the route a candidate with this translation is sent on,
 // for a request that arrived on inbound.
 func (t Translation) Upstream(inbound Route) Route {

@@ -147,7 +147,7 @@ func Unservable(requested string) *dialect.Error {
 // serve: providers without a fixed URL (pools), and a translation pair
 // planned for another route than the request's (the compiler plans none).
 func Servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
-	if c.Translate != plan.TranslateNone && clientRoute(c.Translate) != inbound {
+	if c.Translate != plan.TranslateNone && c.Translate.Inbound() != inbound {
 		return false
 	}
 	return up.URL(c, inbound) != nil

@@ -67,17 +67,9 @@ func (u *Upstream) resolveTranslation(p *plan.Provider) {
 	}
 }
 
-// clientRoute is the inbound route a translation pair serves.
-func clientRoute(t plan.Translation) plan.Route {
-	if t == plan.TranslateAnthropicOpenAI {
-		return plan.RouteMessages
-	}
-	return plan.RouteChatCompletions
-}
-
 // upstreamDialect is the dialect a translation pair writes.
 func upstreamDialect(t plan.Translation) plan.Dialect {
-	return t.Upstream(clientRoute(t)).Dialect()
+	return t.Upstream(t.Inbound()).Dialect()
 }
 
 // translateOptions is what the translator needs for candidate c: its model,
@@ -146,7 +138,7 @@ func (b *Body) translate(pair plan.Translation, o translate.Options) error {
 // the anthropic-version the body was translated for, and no compression is
 // accepted.
 func fitTranslatedHeaders(h http.Header, t *translation, up *Upstream) {
-	for _, k := range foreignHeaders[clientRoute(t.pair).Dialect()] {
+	for _, k := range foreignHeaders[t.pair.Inbound().Dialect()] {
 		if !up.hasStaticHeader(k) {
 			delete(h, k)
 		}
