@@ -3,11 +3,8 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,44 +13,6 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 )
-
-// reply is one scripted upstream answer; err set means a transport failure.
-type reply struct {
-	status int
-	header map[string]string
-	err    error
-}
-
-// script is an in-memory upstream: each host answers its replies in turn,
-// repeating the last, and every request's body is kept.
-type script struct {
-	mu      sync.Mutex
-	replies map[string][]reply
-	bodies  map[string][]string
-}
-
-func (s *script) RoundTrip(r *http.Request) (*http.Response, error) {
-	body := consumeBody(r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	host := r.URL.Host
-	s.bodies[host] = append(s.bodies[host], string(body))
-	rs := s.replies[host]
-	rep := rs[0]
-	if len(rs) > 1 {
-		s.replies[host] = rs[1:]
-	}
-	if rep.err != nil {
-		return nil, rep.err
-	}
-	h := http.Header{"Content-Type": {"application/json"}}
-	for k, v := range rep.header {
-		h.Set(k, v)
-	}
-	out := `{"from":"` + host + `"}`
-	return &http.Response{StatusCode: rep.status, Status: http.StatusText(rep.status), Header: h,
-		Body: io.NopCloser(strings.NewReader(out)), ContentLength: int64(len(out)), Request: r}, nil
-}
 
 func testProviders() []plan.Provider {
 	native := []plan.Channel{{Name: "native", Dialect: plan.DialectOpenAI, Tier: plan.TierNative,
@@ -67,7 +26,8 @@ func testProviders() []plan.Provider {
 	}
 }
 
-func serveScripted(t *testing.T, sc *script, cands []plan.Candidate) (Result, *httptest.ResponseRecorder) {
+// serveScripted serves one chat request over testProviders' candidates.
+func serveScripted(t *testing.T, up *cannedUpstream, cands []plan.Candidate) (Result, *httptest.ResponseRecorder) {
 	t.Helper()
 	ups, err := Resolve(&plan.Graph{Providers: testProviders()}, func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -87,15 +47,16 @@ func serveScripted(t *testing.T, sc *script, cands []plan.Candidate) (Result, *h
 	for i := range order {
 		order[i] = i
 	}
-	p := &Proxy{Transport: sc, Metrics: metrics.New(), MaxRetryWait: time.Millisecond}
+	p := &Proxy{Transport: up, Metrics: metrics.New(), MaxRetryWait: time.Millisecond}
 	res := p.Serve(&Exchange{W: rec, Client: httptest.NewRequest("POST", "/v1/chat/completions", nil), RequestID: "req_t", Route: plan.RouteChatCompletions,
 		Dialect: openai.Dialect{}, Body: &body, Upstreams: ups, Candidates: cands, Order: order})
 	return res, rec
 }
 
 func TestServeAttemptLoop(t *testing.T) {
-	ok, e503, e429, e400 := reply{status: 200}, reply{status: 503}, reply{status: 429}, reply{status: 400}
-	refused := reply{err: errors.New("dial tcp: connection refused")}
+	answer := func(status int) canned { return jsonReply(status, `{"answered":true}`) }
+	ok, e503, e429, e400 := answer(200), answer(503), answer(429), answer(400)
+	refused := canned{err: errors.New("dial tcp: connection refused")}
 	a := plan.Candidate{Provider: 0, Model: "a-model", Primary: true, Origin: "native"}
 	b := plan.Candidate{Provider: 1, Model: "b-model", Origin: "native"}
 	pool := plan.Candidate{Provider: 2, Model: "p-model", Primary: true}
@@ -103,43 +64,44 @@ func TestServeAttemptLoop(t *testing.T) {
 	tests := []struct {
 		name       string
 		cands      []plan.Candidate
-		a, b       []reply
+		a, b       []canned
 		status     int
 		code       dialect.Code
 		served     string
 		aN, bN     int
 		wantBModel bool
 	}{
-		{"first answer", []plan.Candidate{a, b}, []reply{ok}, []reply{ok}, 200, "", "a", 1, 0, false},
-		{"retry absorbs a 5xx", []plan.Candidate{a, b}, []reply{e503, ok}, []reply{ok}, 200, "", "a", 2, 0, false},
-		{"retries then failover", []plan.Candidate{a, b}, []reply{e503}, []reply{ok}, 200, "", "b", 2, 1, true},
-		{"429 not in failover.on stays", []plan.Candidate{a, b}, []reply{e429}, []reply{ok}, 429, "", "a", 2, 0, false},
-		{"4xx relayed at once", []plan.Candidate{a, b}, []reply{e400}, []reply{ok}, 400, "", "a", 1, 0, false},
-		{"connect retried", []plan.Candidate{a, b}, []reply{refused, ok}, []reply{ok}, 200, "", "a", 2, 0, false},
-		{"last upstream error relayed", []plan.Candidate{a, b}, []reply{e503}, []reply{e503}, 503, "", "b", 2, 1, true},
-		{"nothing reachable", []plan.Candidate{a, b}, []reply{refused}, []reply{refused}, 502, dialect.CodeUpstreamUnreachable, metrics.NoProvider, 2, 1, true},
-		{"x-should-retry false skips the retry", []plan.Candidate{a, b}, []reply{{status: 503, header: map[string]string{"X-Should-Retry": "false"}}}, []reply{ok}, 200, "", "b", 1, 1, true},
-		{"pool passed over", []plan.Candidate{pool, b}, []reply{ok}, []reply{ok}, 200, "", "b", 0, 1, true},
-		{"translation for another route passed over", []plan.Candidate{translated}, []reply{ok}, []reply{ok}, 501, dialect.CodeUnsupportedCandidate, metrics.NoProvider, 0, 0, false},
+		{"first answer", []plan.Candidate{a, b}, []canned{ok}, []canned{ok}, 200, "", "a", 1, 0, false},
+		{"retry absorbs a 5xx", []plan.Candidate{a, b}, []canned{e503, ok}, []canned{ok}, 200, "", "a", 2, 0, false},
+		{"retries then failover", []plan.Candidate{a, b}, []canned{e503}, []canned{ok}, 200, "", "b", 2, 1, true},
+		{"429 not in failover.on stays", []plan.Candidate{a, b}, []canned{e429}, []canned{ok}, 429, "", "a", 2, 0, false},
+		{"4xx relayed at once", []plan.Candidate{a, b}, []canned{e400}, []canned{ok}, 400, "", "a", 1, 0, false},
+		{"connect retried", []plan.Candidate{a, b}, []canned{refused, ok}, []canned{ok}, 200, "", "a", 2, 0, false},
+		{"last upstream error relayed", []plan.Candidate{a, b}, []canned{e503}, []canned{e503}, 503, "", "b", 2, 1, true},
+		{"nothing reachable", []plan.Candidate{a, b}, []canned{refused}, []canned{refused}, 502, dialect.CodeUpstreamUnreachable, metrics.NoProvider, 2, 1, true},
+		{"x-should-retry false skips the retry", []plan.Candidate{a, b}, []canned{jsonReply(503, `{}`, "X-Should-Retry", "false")}, []canned{ok}, 200, "", "b", 1, 1, true},
+		{"pool passed over", []plan.Candidate{pool, b}, []canned{ok}, []canned{ok}, 200, "", "b", 0, 1, true},
+		{"translation for another route passed over", []plan.Candidate{translated}, []canned{ok}, []canned{ok}, 501, dialect.CodeUnsupportedCandidate, metrics.NoProvider, 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sc := &script{replies: map[string][]reply{"a.test": tt.a, "b.test": tt.b}, bodies: map[string][]string{}}
-			res, rec := serveScripted(t, sc, tt.cands)
+			up := newCanned(map[string][]canned{"a.test": tt.a, "b.test": tt.b})
+			res, rec := serveScripted(t, up, tt.cands)
 			if rec.Code != tt.status || res.Status != tt.status || res.Code != tt.code || res.Provider != tt.served {
 				t.Fatalf("got %d (result %d %q by %q), want %d %q by %q: %s", rec.Code, res.Status, res.Code, res.Provider,
 					tt.status, tt.code, tt.served, rec.Body)
 			}
-			if len(sc.bodies["a.test"]) != tt.aN || len(sc.bodies["b.test"]) != tt.bN || res.Attempts != tt.aN+tt.bN {
-				t.Fatalf("calls a=%d b=%d attempts=%d, want %d %d", len(sc.bodies["a.test"]), len(sc.bodies["b.test"]), res.Attempts, tt.aN, tt.bN)
+			a, b := up.calls["a.test"], up.calls["b.test"]
+			if len(a) != tt.aN || len(b) != tt.bN || res.Attempts != tt.aN+tt.bN {
+				t.Fatalf("calls a=%d b=%d attempts=%d, want %d %d", len(a), len(b), res.Attempts, tt.aN, tt.bN)
 			}
-			for _, body := range sc.bodies["a.test"] {
-				if body != `{"model":"a-model","messages":[]}` {
-					t.Errorf("a got %s", body)
+			for _, c := range a {
+				if c.body != `{"model":"a-model","messages":[]}` {
+					t.Errorf("a got %s", c.body)
 				}
 			}
-			if tt.wantBModel && sc.bodies["b.test"][0] != `{"model":"b-model","messages":[]}` {
-				t.Errorf("b got %s", sc.bodies["b.test"][0])
+			if tt.wantBModel && b[0].body != `{"model":"b-model","messages":[]}` {
+				t.Errorf("b got %s", b[0].body)
 			}
 			if res.Served != nil && rec.Header().Get(HeaderProvider) != res.Provider {
 				t.Errorf("provider header %q", rec.Header().Get(HeaderProvider))

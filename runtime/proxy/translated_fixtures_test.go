@@ -17,12 +17,14 @@ import (
 )
 
 // canned is one upstream answer. parts are handed out one per Read; a
-// non-nil readErr follows the last part instead of io.EOF.
+// non-nil readErr follows the last part instead of io.EOF. A non-nil err
+// is a transport failure instead of an answer.
 type canned struct {
 	status  int
 	header  map[string]string
 	parts   []string
 	readErr error
+	err     error
 }
 
 type partsBody struct {
@@ -53,8 +55,9 @@ type recordedCall struct {
 	body   string
 }
 
-// cannedUpstream answers each host's requests with its canned replies in
-// turn, repeating the last, and records every request.
+// cannedUpstream is the tests' in-memory upstream: it answers each host's
+// requests with its canned replies in turn, repeating the last, and records
+// every request.
 type cannedUpstream struct {
 	mu      sync.Mutex
 	replies map[string][]canned
@@ -71,6 +74,9 @@ func (u *cannedUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 	rep := rs[0]
 	if len(rs) > 1 {
 		u.replies[host] = rs[1:]
+	}
+	if rep.err != nil {
+		return nil, rep.err
 	}
 	h := http.Header{}
 	for k, v := range rep.header {
