@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/pistra/pistra/runtime/dialect"
-	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 )
@@ -24,33 +22,6 @@ func testProviders() []plan.Provider {
 		{Name: "b", BaseURL: "http://b.test/v1/", Pool: -1, Channels: native},
 		{Name: "pool", Pool: 0, Channels: native},
 	}
-}
-
-// serveScripted serves one chat request over testProviders' candidates.
-func serveScripted(t *testing.T, up *cannedUpstream, cands []plan.Candidate) (Result, *httptest.ResponseRecorder) {
-	t.Helper()
-	ups, err := Resolve(&plan.Graph{Providers: testProviders()}, func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw := GetBuffer()
-	*raw = append(*raw, `{"model":"public","messages":[]}`...)
-	f, err := dialect.FindModel(*raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body Body
-	body.Reset(raw, f)
-	defer body.Release()
-	rec := httptest.NewRecorder()
-	order := make([]int, len(cands))
-	for i := range order {
-		order[i] = i
-	}
-	p := &Proxy{Transport: up, Metrics: metrics.New(), MaxRetryWait: time.Millisecond}
-	res := p.Serve(&Exchange{W: rec, Client: httptest.NewRequest("POST", "/v1/chat/completions", nil), RequestID: "req_t", Route: plan.RouteChatCompletions,
-		Dialect: openai.Dialect{}, Body: &body, Upstreams: ups, Candidates: cands, Order: order})
-	return res, rec
 }
 
 func TestServeAttemptLoop(t *testing.T) {
@@ -86,7 +57,8 @@ func TestServeAttemptLoop(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			up := newCanned(map[string][]canned{"a.test": tt.a, "b.test": tt.b})
-			res, rec := serveScripted(t, up, tt.cands)
+			res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: tt.cands,
+				providers: testProviders()}.serve(t, up)
 			if rec.Code != tt.status || res.Status != tt.status || res.Code != tt.code || res.Provider != tt.served {
 				t.Fatalf("got %d (result %d %q by %q), want %d %q by %q: %s", rec.Code, res.Status, res.Code, res.Provider,
 					tt.status, tt.code, tt.served, rec.Body)

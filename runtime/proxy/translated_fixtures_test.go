@@ -135,12 +135,18 @@ type call struct {
 	body   string
 	header map[string]string
 	cands  []plan.Candidate
+	// providers the candidates index; translationProviders when nil.
+	providers []plan.Provider
 }
 
 func (c call) serve(t *testing.T, up *cannedUpstream) (Result, *flushCounter) {
 	t.Helper()
+	provs := c.providers
+	if provs == nil {
+		provs = translationProviders()
+	}
 	env := map[string]string{"ANT": antSecret, "OAI": oaiSecret}
-	ups, err := Resolve(&plan.Graph{Providers: translationProviders()}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	ups, err := Resolve(&plan.Graph{Providers: provs}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
