@@ -2,16 +2,12 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pistra/pistra/runtime/plan"
 )
 
 // TestStalledBodyTimesOut: a client that declares a body and stops sending
@@ -74,21 +70,7 @@ func (u slowUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 // startWithBodyTimeout serves the test graph on loopback with a 100 ms body
 // read timeout.
 func startWithBodyTimeout(t *testing.T, up http.RoundTripper) *Server {
-	t.Helper()
-	s, err := New(Options{
-		PublicAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", AdminToken: "t",
-		BodyReadTimeout: 100 * time.Millisecond,
-		Load:            func() (*plan.Graph, string, error) { return testGraph(), "test", nil },
-		LookupEnv:       func(string) (string, bool) { return "", false },
-		Logger:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Upstream:        up,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(context.Background()) })
-	return s
+	o := testOptions(testGraph(), up)
+	o.BodyReadTimeout = 100 * time.Millisecond
+	return startOnLoopback(t, o)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -86,16 +87,38 @@ func newTestServer(t testing.TB, up http.RoundTripper) *Server {
 
 func newTestServerWith(t testing.TB, g *plan.Graph, up http.RoundTripper) *Server {
 	t.Helper()
-	s, err := New(Options{
+	s, err := New(testOptions(g, up))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// testOptions are what every server test starts from: graph g, upstream
+// up, no credentials, logs discarded.
+func testOptions(g *plan.Graph, up http.RoundTripper) Options {
+	return Options{
 		AdminToken:   "t",
 		MaxBodyBytes: 4 << 10,
 		Load:         func() (*plan.Graph, string, error) { return g, "test", nil },
 		LookupEnv:    func(string) (string, bool) { return "", false },
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Upstream:     up,
-	})
+	}
+}
+
+// startOnLoopback serves o on random loopback ports until the test ends,
+// for tests that need real connections (deadlines, socket buffers).
+func startOnLoopback(t testing.TB, o Options) *Server {
+	t.Helper()
+	o.PublicAddr, o.AdminAddr = "127.0.0.1:0", "127.0.0.1:0"
+	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	return s
 }

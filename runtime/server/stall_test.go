@@ -1,9 +1,7 @@
 package server
 
 import (
-	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -11,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/pistra/pistra/runtime/plan"
 )
 
 // endlessStream is an upstream whose event stream never ends; closed is
@@ -47,21 +43,9 @@ func (u *endlessStream) Close() error {
 // upstream stream it held is released.
 func TestClientThatStopsReadingIsCut(t *testing.T) {
 	up := &endlessStream{closed: make(chan struct{})}
-	s, err := New(Options{
-		PublicAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", AdminToken: "t",
-		ClientWriteTimeout: 100 * time.Millisecond,
-		Load:               func() (*plan.Graph, string, error) { return testGraph(), "test", nil },
-		LookupEnv:          func(string) (string, bool) { return "", false },
-		Logger:             slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Upstream:           up,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	o := testOptions(testGraph(), up)
+	o.ClientWriteTimeout = 100 * time.Millisecond
+	s := startOnLoopback(t, o)
 
 	c, err := net.Dial("tcp", s.PublicAddr())
 	if err != nil {
