@@ -40,13 +40,13 @@ type CatalogRow struct {
 // candidate, natively or to carry a translation), in the graph's provider
 // and channel order, with each claim's age relative to now.
 func CatalogRows(g *plan.Graph, now time.Time) []CatalogRow {
-	used := routableChannels(g)
-	carried := carriedTranslations(g)
+	uses := channelUses(g)
 	var rows []CatalogRow
 	for pi := range g.Providers {
 		prov := &g.Providers[pi]
 		for ci := range prov.Channels {
-			if !used[[2]int{pi, ci}] {
+			carried, routable := uses[[2]int{pi, ci}]
+			if !routable {
 				continue
 			}
 			ch := &prov.Channels[ci]
@@ -56,7 +56,7 @@ func CatalogRows(g *plan.Graph, now time.Time) []CatalogRow {
 				Origin: ch.Origin, VerifiedAt: ch.VerifiedAt, VerifiedBy: ch.VerifiedBy,
 				AgeDays: ageDays(ch.VerifiedAt, now),
 			})
-			for _, c := range carried[[2]int{pi, ci}] {
+			for _, c := range carried {
 				in := c.Translate.Inbound()
 				rows = append(rows, CatalogRow{
 					Provider: prov.Name, Channel: ch.Name, Dialect: in.Dialect(), Tier: plan.TierTranslation,
@@ -112,46 +112,34 @@ func catalogText(w io.Writer, g *plan.Graph, rows []CatalogRow) error {
 	return p.err
 }
 
-// routableChannels is the set of (provider, channel) that appear as a
-// candidate of some plan.
-func routableChannels(g *plan.Graph) map[[2]int]bool {
-	used := map[[2]int]bool{}
+// channelUses reads every plan's candidates once. A (provider, channel) is
+// a key when some plan has it as a candidate (it is routable); its value
+// holds one candidate for each translation pair it carries, in pair order.
+func channelUses(g *plan.Graph) map[[2]int][]plan.Candidate {
+	uses := map[[2]int][]plan.Candidate{}
 	for _, p := range g.Plans {
 		for _, c := range g.CandidateLists[p.Candidates] {
-			used[[2]int{c.Provider, c.Channel}] = true
-		}
-	}
-	return used
-}
-
-// carriedTranslations lists, per (provider, channel), one candidate for
-// each translation pair some plan carries on it, in pair order.
-func carriedTranslations(g *plan.Graph) map[[2]int][]plan.Candidate {
-	out := map[[2]int][]plan.Candidate{}
-	for _, p := range g.Plans {
-		for _, c := range g.CandidateLists[p.Candidates] {
-			if c.Translate == plan.TranslateNone {
-				continue
-			}
 			k := [2]int{c.Provider, c.Channel}
-			if !slices.ContainsFunc(out[k], func(x plan.Candidate) bool { return x.Translate == c.Translate }) {
-				out[k] = append(out[k], c)
+			carried := uses[k]
+			if c.Translate != plan.TranslateNone && !slices.ContainsFunc(carried, func(x plan.Candidate) bool { return x.Translate == c.Translate }) {
+				carried = append(carried, c)
 			}
+			uses[k] = carried
 		}
 	}
-	for _, cs := range out {
-		slices.SortFunc(cs, func(a, b plan.Candidate) int { return strings.Compare(string(a.Translate), string(b.Translate)) })
+	for _, carried := range uses {
+		slices.SortFunc(carried, func(a, b plan.Candidate) int { return strings.Compare(string(a.Translate), string(b.Translate)) })
 	}
-	return out
+	return uses
 }
 
 // unroutable names the declared channels no plan uses.
 func unroutable(g *plan.Graph) []string {
-	used := routableChannels(g)
+	uses := channelUses(g)
 	var out []string
 	for pi := range g.Providers {
 		for ci := range g.Providers[pi].Channels {
-			if !used[[2]int{pi, ci}] {
+			if _, routable := uses[[2]int{pi, ci}]; !routable {
 				out = append(out, channelName(g, pi, ci))
 			}
 		}
