@@ -52,7 +52,8 @@ type Result struct {
 	// Served is the candidate whose answer was relayed, nil when the
 	// gateway answered itself.
 	Served *plan.Candidate
-	// Tried is the candidate of the last attempt, served or not.
+	// Tried is the candidate of the last attempt, served or not; the
+	// claim routing acted on.
 	Tried *plan.Candidate
 	// Provider names Served's provider, or metrics.NoProvider.
 	Provider string
@@ -101,6 +102,7 @@ func (p *Proxy) Serve(x *Exchange) Result {
 			last.discard()
 		}
 		last = p.tryCandidate(x, c, up, &res)
+		res.Tried = c
 		if last.class == classNone {
 			p.relay(x, last, &res)
 			return res
@@ -127,7 +129,7 @@ func (p *Proxy) Serve(x *Exchange) Result {
 // same question, so it names the candidate the loop would really try.
 func (x *Exchange) Prepare(c *plan.Candidate) (ok bool, refusal *dialect.Error) {
 	up := &x.Upstreams[c.Provider]
-	if !Servable(c, up, x.Route) {
+	if !servable(c, up, x.Route) {
 		return false, nil
 	}
 	if e := x.prepareTranslation(c, up); e != nil {
@@ -143,10 +145,10 @@ func Unservable(requested string) *dialect.Error {
 		"no candidate for %q can be served by this gateway build", requested)
 }
 
-// Servable is the one place that passes over candidates this build cannot
+// servable is the one place that passes over candidates this build cannot
 // serve: providers without a fixed URL (pools), and a translation pair
 // planned for another route than the request's (the compiler plans none).
-func Servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
+func servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
 	if c.Translate != plan.TranslateNone && c.Translate.Inbound() != inbound {
 		return false
 	}
@@ -219,7 +221,6 @@ func sleep(r *http.Request, d time.Duration) bool {
 // it would from the provider), else a gateway error naming the class.
 func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *Result) {
 	res.Err = last.err
-	res.Tried = last.cand
 	x.W.Header()[HeaderChannelOrigin] = []string{last.cand.Origin}
 	if last.resp != nil {
 		p.relay(x, last, res)

@@ -120,7 +120,6 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		x.origin = c.Origin
 	}
 	if c := x.res.Served; c != nil {
-		x.origin = c.Origin
 		if d.sel.Lossy {
 			x.lost = d.used &^ c.Preserves
 			s.countLosses(g, c, x.lost, metrics.DowngradeAllowed)
