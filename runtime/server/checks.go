@@ -164,7 +164,7 @@ func truncate(s string, n int) string {
 // request looks like it speaks.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	id := requestIDOf(r)
-	w.Header()["Pistra-Request-Id"] = []string{id}
+	w.Header()[headerRequestID] = []string{id}
 	writerFor(dialectOf(r)).WriteError(w, id, dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound,
 		"%s %s is not a pistra route", r.Method, truncate(r.URL.Path, 200)))
 }

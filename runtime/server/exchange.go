@@ -51,7 +51,7 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route strin
 	x.w.reset(w, s.opts.ClientWriteTimeout)
 	x.dialect = writerFor(d)
 	x.requestID = requestIDOf(r)
-	w.Header()["Pistra-Request-Id"] = []string{x.requestID}
+	w.Header()[headerRequestID] = []string{x.requestID}
 	return x
 }
 
@@ -87,6 +87,10 @@ func (s *Server) refuse(x *exchange, e *dialect.Error) {
 	}
 	x.dialect.WriteError(&x.w, x.requestID, e)
 }
+
+// headerRequestID carries the gateway's request id on every answer,
+// whatever the dialect's own request-id header holds.
+const headerRequestID = "Pistra-Request-Id"
 
 // maxLoggedModel bounds the requested model in a log line: the name is the
 // client's, and a megabyte of it must not become a megabyte of log.
