@@ -5,13 +5,18 @@ import (
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/interpreter"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 // The activations resolve variables straight from the request's structs, and
 // are pooled, so an evaluation builds no map and allocates no activation.
 // They resolve exactly the names env.go declares.
 
-type usageActivation struct{ u Usage }
+type usageActivation struct {
+	s Served
+	u meter.Usage
+}
 
 var _ interpreter.Activation = (*usageActivation)(nil)
 
@@ -20,9 +25,9 @@ var usagePool = sync.Pool{New: func() any { return new(usageActivation) }}
 func (a *usageActivation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "model":
-		return types.String(a.u.Model), true
+		return types.String(a.s.Model), true
 	case "backend":
-		return types.String(a.u.Backend), true
+		return types.String(a.s.Backend), true
 	case "input_tokens":
 		return types.Uint(a.u.InputTokens), true
 	case "cached_input_tokens":

@@ -18,16 +18,11 @@ const (
 	KindRule = "rule"
 )
 
-// Usage is what a cost expression sees: the model and provider that actually
-// served the request and the token counts the provider reported.
-type Usage struct {
-	Model, Backend           string
-	InputTokens              uint64
-	CachedInputTokens        uint64
-	CacheCreationInputTokens uint64
-	OutputTokens             uint64
-	TotalTokens              uint64
-	ReasoningTokens          uint64
+// Served is the pair a cost expression prices besides the tokens: the model
+// actually sent upstream and the provider that served it, always of the
+// same real request.
+type Served struct {
+	Model, Backend string
 }
 
 // Attrs is what an access-rule condition sees. Model is the name the client

@@ -12,6 +12,7 @@ import (
 	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -98,17 +99,17 @@ func (p *Programs) program(i int, kind string) (cel.Program, error) {
 	return p.progs[i].prg, nil
 }
 
-// Cost evaluates cost expression i over u. Negative and NaN results count as
+// Cost evaluates cost expression i over what s served and used. Negative and NaN results count as
 // zero; results beyond uint64 saturate.
-func (p *Programs) Cost(i int, u Usage) (uint64, error) {
+func (p *Programs) Cost(i int, s Served, u meter.Usage) (uint64, error) {
 	prg, err := p.program(i, KindCost)
 	if err != nil {
 		return 0, err
 	}
 	act := usagePool.Get().(*usageActivation)
-	act.u = u
+	act.s, act.u = s, u
 	out, _, err := prg.Eval(act)
-	act.u = Usage{}
+	act.s, act.u = Served{}, meter.Usage{}
 	usagePool.Put(act)
 	if err != nil {
 		return 0, fmt.Errorf("cel[%d]: %w", i, err)

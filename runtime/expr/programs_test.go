@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -38,35 +39,35 @@ func mustLoad(t testing.TB, exprs ...plan.Expr) *Programs {
 }
 
 func TestCostRoundTrip(t *testing.T) {
-	usage := Usage{
-		Model: "gpt-4o", Backend: "openai",
+	gpt4o := Served{Model: "gpt-4o", Backend: "openai"}
+	usage := meter.Usage{
 		InputTokens: 1000, CachedInputTokens: 300, CacheCreationInputTokens: 7,
 		OutputTokens: 50, TotalTokens: 1050, ReasoningTokens: 20,
 	}
-	other := usage
-	other.Model = "claude-sonnet-4"
+	claude := Served{Model: "claude-sonnet-4", Backend: "openai"}
 	for _, tc := range []struct {
 		name, src string
-		u         Usage
+		s         Served
+		u         meter.Usage
 		want      uint64
 	}{
-		{"seed, weighted model", seedCost, usage, 1000 + 50*4},
-		{"seed, other model", seedCost, other, 1000 + 50},
+		{"seed, weighted model", seedCost, gpt4o, usage, 1000 + 50*4},
+		{"seed, other model", seedCost, claude, usage, 1000 + 50},
 		{"every uint variable", `input_tokens + cached_input_tokens * 10u + cache_creation_input_tokens * 100u +
 			output_tokens * 1000u + total_tokens * 10000u + reasoning_tokens * 100000u`,
-			usage, 1000 + 3000 + 700 + 50000 + 10500000 + 2000000},
-		{"backend", `backend == "openai" ? 1u : 2u`, usage, 1},
-		{"int", `int(output_tokens) - 8`, usage, 42},
-		{"negative int clamps", `int(output_tokens) - int(input_tokens)`, usage, 0},
-		{"double truncates", `double(output_tokens) * 1.25`, usage, 62},
-		{"NaN clamps", `double(reasoning_tokens - reasoning_tokens) / 0.0 * 0.0`, usage, 0},
-		{"negative double clamps", `-double(input_tokens)`, usage, 0},
-		{"huge double saturates", `double(input_tokens) * 1e30`, usage, math.MaxUint64},
-		{"zero usage", seedCost, Usage{}, 0},
+			gpt4o, usage, 1000 + 3000 + 700 + 50000 + 10500000 + 2000000},
+		{"backend", `backend == "openai" ? 1u : 2u`, gpt4o, usage, 1},
+		{"int", `int(output_tokens) - 8`, gpt4o, usage, 42},
+		{"negative int clamps", `int(output_tokens) - int(input_tokens)`, gpt4o, usage, 0},
+		{"double truncates", `double(output_tokens) * 1.25`, gpt4o, usage, 62},
+		{"NaN clamps", `double(reasoning_tokens - reasoning_tokens) / 0.0 * 0.0`, gpt4o, usage, 0},
+		{"negative double clamps", `-double(input_tokens)`, gpt4o, usage, 0},
+		{"huge double saturates", `double(input_tokens) * 1e30`, gpt4o, usage, math.MaxUint64},
+		{"zero usage", seedCost, gpt4o, meter.Usage{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustLoad(t, mustCost(t, tc.src))
-			got, err := p.Cost(0, tc.u)
+			got, err := p.Cost(0, tc.s, tc.u)
 			if err != nil {
 				t.Fatalf("Cost: %v", err)
 			}
@@ -79,7 +80,7 @@ func TestCostRoundTrip(t *testing.T) {
 
 func TestCostOverflowIsAnError(t *testing.T) {
 	p := mustLoad(t, mustCost(t, `input_tokens * output_tokens`))
-	_, err := p.Cost(0, Usage{InputTokens: math.MaxUint64, OutputTokens: 2})
+	_, err := p.Cost(0, Served{}, meter.Usage{InputTokens: math.MaxUint64, OutputTokens: 2})
 	if err == nil || !strings.Contains(err.Error(), "cel[0]") {
 		t.Errorf("Cost on overflow: %v, want an error naming cel[0]", err)
 	}
@@ -114,13 +115,13 @@ func TestRuleEval(t *testing.T) {
 
 func TestProgramsRefuseWrongUse(t *testing.T) {
 	p := mustLoad(t, mustCost(t, `total_tokens`), mustRule(t, `key == "x"`))
-	if _, err := p.Cost(1, Usage{}); err == nil || !strings.Contains(err.Error(), "not cost") {
+	if _, err := p.Cost(1, Served{}, meter.Usage{}); err == nil || !strings.Contains(err.Error(), "not cost") {
 		t.Errorf("Cost on a rule: %v", err)
 	}
 	if _, err := p.Rule(0, Attrs{}); err == nil || !strings.Contains(err.Error(), "not rule") {
 		t.Errorf("Rule on a cost expression: %v", err)
 	}
-	if _, err := p.Cost(2, Usage{}); err == nil || !strings.Contains(err.Error(), "out of range") {
+	if _, err := p.Cost(2, Served{}, meter.Usage{}); err == nil || !strings.Contains(err.Error(), "out of range") {
 		t.Errorf("Cost out of range: %v", err)
 	}
 }
@@ -185,7 +186,7 @@ func TestConcurrentEval(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				in := uint64(g*1000 + i)
-				got, err := p.Cost(0, Usage{Model: "gpt-4.1", InputTokens: in, OutputTokens: 1})
+				got, err := p.Cost(0, Served{Model: "gpt-4.1"}, meter.Usage{InputTokens: in, OutputTokens: 1})
 				if err != nil || got != in+4 {
 					t.Errorf("Cost = %d, %v; want %d", got, err, in+4)
 					return
@@ -198,10 +199,11 @@ func TestConcurrentEval(t *testing.T) {
 
 func BenchmarkCost(b *testing.B) {
 	p := mustLoad(b, mustCost(b, seedCost))
-	u := Usage{Model: "gpt-4o", Backend: "openai", InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}
+	s := Served{Model: "gpt-4o", Backend: "openai"}
+	u := meter.Usage{InputTokens: 1200, OutputTokens: 300, TotalTokens: 1500}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.Cost(0, u); err != nil {
+		if _, err := p.Cost(0, s, u); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/translate"
 )
 
 // Proxy forwards requests upstream. It is safe for concurrent use.
@@ -68,11 +68,10 @@ type Result struct {
 	// error rather than a clean end.
 	Cut bool
 	// Usage is what the answer reported using, and UsageFrom where it was
-	// read: UsageFromTranslator for translated traffic, whose translator
-	// parsed it; empty when nothing read it (passthrough bodies are not
-	// scanned yet).
-	Usage     translate.Usage
-	UsageFrom string
+	// read: the translator for translated traffic, which parsed it; none
+	// when nothing read it (passthrough bodies are not scanned yet).
+	Usage     meter.Usage
+	UsageFrom meter.Source
 }
 
 // StatusClientClosed is logged and counted when the client went away

@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/pistra/pistra/runtime/dialect"
-	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/translate"
 )
 
@@ -54,13 +54,7 @@ func (p *Proxy) relayTranslatedError(x *Exchange, a *attempt, res *Result) {
 	// A body cut short or too long still has a status worth translating:
 	// the translator falls back to a message naming it.
 	_ = readBounded(a.resp.Body, buf, maxTranslatedError)
-	var status int
-	var body []byte
-	if a.cand.Translate == plan.TranslateOpenAIAnthropic {
-		status, body = translate.AnthropicErrorToOpenAI(a.resp.StatusCode, *buf)
-	} else {
-		status, body = translate.OpenAIErrorToAnthropic(a.resp.StatusCode, *buf)
-	}
+	status, body := x.Body.xlat.pair.Error(a.resp.StatusCode, *buf)
 	translatedHeaders(x, a)
 	dialect.WriteJSON(x.W, status, body)
 	res.Status, res.Served, res.Provider = status, a.cand, a.up.Name
@@ -74,11 +68,7 @@ func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *Result) {
 	err := readBounded(a.resp.Body, buf, maxTranslatedBody)
 	var out []byte
 	if err == nil {
-		if a.cand.Translate == plan.TranslateOpenAIAnthropic {
-			out, res.Usage, err = translate.AnthropicToOpenAIResponse(*buf, a.cand.Model)
-		} else {
-			out, res.Usage, err = translate.OpenAIToAnthropicResponse(*buf, a.cand.Model)
-		}
+		out, res.Usage, err = x.Body.xlat.pair.Response(*buf, a.cand.Model)
 	}
 	if err != nil {
 		res.Err = fmt.Errorf("response from %q: %w", a.up.Name, err)
@@ -86,7 +76,7 @@ func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *Result) {
 			"provider %q answered with a response that could not be translated", a.up.Name))
 		return
 	}
-	res.UsageFrom = UsageFromTranslator
+	res.UsageFrom = meter.SourceTranslator
 	translatedHeaders(x, a)
 	dialect.WriteJSON(x.W, a.resp.StatusCode, out)
 	res.Status, res.Served, res.Provider = a.resp.StatusCode, a.cand, a.up.Name
@@ -104,14 +94,9 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *Result) {
 
 	fw := &flushWriter{w: x.W}
 	fw.flusher, _ = x.W.(http.Flusher)
-	var s translate.Stream
-	if a.cand.Translate == plan.TranslateOpenAIAnthropic {
-		s = translate.NewAnthropicToOpenAIStream(fw, a.cand.Model, translate.OpenAIIncludeUsage(x.Body.Bytes()))
-	} else {
-		s = translate.NewOpenAIToAnthropicStream(fw, a.cand.Model)
-	}
+	s := x.Body.xlat.pair.Stream(fw, a.cand.Model, x.Body.Bytes())
 	upErr, xlatErr := pump(s, a.resp.Body)
-	res.Usage, res.UsageFrom = s.Usage(), UsageFromTranslator
+	res.Usage, res.UsageFrom = s.Usage(), meter.SourceTranslator
 	switch {
 	case fw.err != nil:
 		res.Err = fmt.Errorf("client write: %w", fw.err)

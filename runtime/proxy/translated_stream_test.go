@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/translate"
 )
@@ -78,7 +79,7 @@ func TestTranslatedStreamToOpenAIClient(t *testing.T) {
 	if w.flushes != 5 {
 		t.Errorf("%d flushes, want 5", w.flushes)
 	}
-	if res.UsageFrom != UsageFromTranslator || res.Usage.InputTokens != 10 || res.Usage.OutputTokens != 5 {
+	if res.UsageFrom != meter.SourceTranslator || res.Usage.InputTokens != 10 || res.Usage.OutputTokens != 5 {
 		t.Errorf("usage %+v from %q", res.Usage, res.UsageFrom)
 	}
 	if c := up.calls["ant.test"][0]; !strings.Contains(c.body, `"stream":true`) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/translate"
@@ -55,14 +56,14 @@ func TestTranslatedOpenAIClient(t *testing.T) {
 		got.Choices[0].Message.Content != "Hi" || got.Choices[0].Message.ToolCalls[0].ID != "toolu_1" || got.Usage.PromptTokens != 17 {
 		t.Errorf("client got %s", w.Body)
 	}
-	wantUsage := translate.Usage{InputTokens: 17, CachedInputTokens: 5, CacheCreationInputTokens: 2, OutputTokens: 7, TotalTokens: 24, Reported: true}
-	if res.Usage != wantUsage || res.UsageFrom != UsageFromTranslator {
+	wantUsage := meter.Usage{InputTokens: 17, CachedInputTokens: 5, CacheCreationInputTokens: 2, OutputTokens: 7, TotalTokens: 24, Reported: true}
+	if res.Usage != wantUsage || res.UsageFrom != meter.SourceTranslator {
 		t.Errorf("usage %+v from %q, want %+v", res.Usage, res.UsageFrom, wantUsage)
 	}
 
 	c := up.calls["ant.test"][0]
 	if c.path != "/v1/messages" || c.header.Get("X-Api-Key") != antSecret || c.header.Get("Authorization") != "" ||
-		c.header.Get("Openai-Organization") != "" || c.header.Get("Anthropic-Version") != defaultAnthropicVersion ||
+		c.header.Get("Openai-Organization") != "" || c.header.Get("Anthropic-Version") != translate.DefaultAnthropicVersion ||
 		c.header.Get("Accept-Encoding") != "identity" || c.header.Get("User-Agent") != "sdk/1" {
 		t.Errorf("upstream got %s with %v", c.path, c.header)
 	}

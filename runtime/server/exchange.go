@@ -12,6 +12,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
 	"github.com/pistra/pistra/runtime/dialect/openai"
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
@@ -141,9 +142,9 @@ func (s *Server) finish(x *exchange) {
 			attrs = append(attrs, slog.String("upstream_request_id", truncate(id, 128)))
 		}
 	}
-	if x.res.UsageFrom != "" {
+	if x.res.UsageFrom != meter.SourceNone {
 		u := &x.res.Usage
-		attrs = append(attrs, slog.String("usage_from", x.res.UsageFrom),
+		attrs = append(attrs, slog.String("usage_from", x.res.UsageFrom.String()),
 			slog.Uint64("input_tokens", u.InputTokens), slog.Uint64("output_tokens", u.OutputTokens))
 	}
 	if x.res.Code != "" {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 // OpenAIToAnthropicResponse converts a chat.completion body into an
@@ -16,13 +18,13 @@ import (
 // refusal text become a text block, tool_calls become tool_use blocks with
 // their ids and the arguments string parsed into the input object. The
 // completion id is kept as the message id.
-func OpenAIToAnthropicResponse(body []byte, model string) ([]byte, Usage, error) {
+func OpenAIToAnthropicResponse(body []byte, model string) ([]byte, meter.Usage, error) {
 	var in oaiCompletion
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, Usage{}, fmt.Errorf("openai response: %w", err)
+		return nil, meter.Usage{}, fmt.Errorf("openai response: %w", err)
 	}
 	if len(in.Choices) == 0 {
-		return nil, Usage{}, errors.New("openai response: no choices")
+		return nil, meter.Usage{}, errors.New("openai response: no choices")
 	}
 	choice := &in.Choices[0]
 	content := make([]antBlock, 0, 1+len(choice.Message.ToolCalls))
@@ -34,11 +36,11 @@ func OpenAIToAnthropicResponse(body []byte, model string) ([]byte, Usage, error)
 	for _, c := range choice.Message.ToolCalls {
 		input, err := argumentsToInput(c.Function.Arguments)
 		if err != nil {
-			return nil, Usage{}, fmt.Errorf("openai response: tool call %s: %w", c.ID, err)
+			return nil, meter.Usage{}, fmt.Errorf("openai response: tool call %s: %w", c.ID, err)
 		}
 		content = append(content, antBlock{Type: "tool_use", ID: c.ID, Name: c.Function.Name, Input: input})
 	}
-	var usage Usage
+	var usage meter.Usage
 	if in.Usage != nil {
 		usage = in.Usage.normalised()
 	}
@@ -49,7 +51,7 @@ func OpenAIToAnthropicResponse(body []byte, model string) ([]byte, Usage, error)
 		StopReason: stop, StopSequence: seq, Usage: anthropicUsage(usage),
 	})
 	if err != nil {
-		return nil, Usage{}, fmt.Errorf("anthropic response: %w", err)
+		return nil, meter.Usage{}, fmt.Errorf("anthropic response: %w", err)
 	}
 	return out, usage, nil
 }

@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"io"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 // oaiChunk is the reused decode target for one chat.completion.chunk. Raw
@@ -105,15 +107,15 @@ func NewOpenAIToAnthropicStream(w io.Writer, clientModel string) Stream {
 	return s
 }
 
-func (s *openAIToAnthropicStream) Usage() Usage {
+func (s *openAIToAnthropicStream) Usage() meter.Usage {
 	if !s.reported {
-		return Usage{}
+		return meter.Usage{}
 	}
 	return s.usage.normalised()
 }
 
-// event handles one upstream chunk; it implements sseHandler.
-func (s *openAIToAnthropicStream) event(data []byte) error {
+// Event handles one upstream chunk; it implements sse.Handler.
+func (s *openAIToAnthropicStream) Event(data []byte) error {
 	if s.state == done || len(bytes.TrimSpace(data)) == 0 {
 		return nil // an empty event carries nothing to translate
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden want files")
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) {
 type pair struct {
 	name     string
 	request  func(dst, body []byte, o Options) ([]byte, bool, error)
-	response func([]byte, string) ([]byte, Usage, error)
+	response func([]byte, string) ([]byte, meter.Usage, error)
 	error    func(int, []byte) (int, []byte)
 	stream   func(w io.Writer, model string, includeUsage bool) Stream
 	// upstreamModel is the default Options.UpstreamModel and clientModel.

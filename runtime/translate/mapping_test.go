@@ -3,6 +3,8 @@ package translate
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 func TestFinishReasonBothWays(t *testing.T) {
@@ -77,7 +79,7 @@ func TestUsageConversion(t *testing.T) {
 	if back.InputTokens != 21+188 || back.CacheReadInputTokens != 1873 || back.CacheCreationInputTokens != 0 {
 		t.Errorf("anthropic usage %+v: writes should fold into input_tokens", back)
 	}
-	if got := anthropicUsage(Usage{InputTokens: 5, CachedInputTokens: 9}); got.InputTokens != 0 {
+	if got := anthropicUsage(meter.Usage{InputTokens: 5, CachedInputTokens: 9}); got.InputTokens != 0 {
 		t.Errorf("cached above prompt must not underflow: %+v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 // AnthropicToOpenAIResponse converts an Anthropic message body into a
@@ -21,13 +22,13 @@ import (
 // Thinking, redacted thinking, citations and server-tool blocks have no place
 // in a chat completion and are dropped. The message id is kept as the
 // completion id.
-func AnthropicToOpenAIResponse(body []byte, model string) ([]byte, Usage, error) {
+func AnthropicToOpenAIResponse(body []byte, model string) ([]byte, meter.Usage, error) {
 	var in antResponse
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, Usage{}, fmt.Errorf("anthropic response: %w", err)
+		return nil, meter.Usage{}, fmt.Errorf("anthropic response: %w", err)
 	}
 	if in.Type != "message" {
-		return nil, Usage{}, fmt.Errorf("anthropic response: type %q is not a message", in.Type)
+		return nil, meter.Usage{}, fmt.Errorf("anthropic response: type %q is not a message", in.Type)
 	}
 	msg := oaiReplyMessage{Role: "assistant"}
 	var text strings.Builder
@@ -38,7 +39,7 @@ func AnthropicToOpenAIResponse(body []byte, model string) ([]byte, Usage, error)
 		case "tool_use":
 			args, err := inputToArguments(b.Input)
 			if err != nil {
-				return nil, Usage{}, fmt.Errorf("anthropic response: tool_use %s: %w", b.ID, err)
+				return nil, meter.Usage{}, fmt.Errorf("anthropic response: tool_use %s: %w", b.ID, err)
 			}
 			msg.ToolCalls = append(msg.ToolCalls, oaiToolCall{
 				ID: b.ID, Type: "function", Function: oaiFunctionCall{Name: b.Name, Arguments: args},
@@ -57,7 +58,7 @@ func AnthropicToOpenAIResponse(body []byte, model string) ([]byte, Usage, error)
 		Usage:   openAIUsage(usage),
 	})
 	if err != nil {
-		return nil, Usage{}, fmt.Errorf("openai response: %w", err)
+		return nil, meter.Usage{}, fmt.Errorf("openai response: %w", err)
 	}
 	return out, usage, nil
 }

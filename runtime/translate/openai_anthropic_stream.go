@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 // antEvent is the reused decode target for one Anthropic stream event. Its
@@ -84,10 +86,10 @@ func NewAnthropicToOpenAIStream(w io.Writer, clientModel string, includeUsage bo
 	return s
 }
 
-func (s *anthropicToOpenAIStream) Usage() Usage { return s.usage.normalised() }
+func (s *anthropicToOpenAIStream) Usage() meter.Usage { return s.usage.normalised() }
 
-// event handles one upstream event; it implements sseHandler.
-func (s *anthropicToOpenAIStream) event(data []byte) error {
+// Event handles one upstream event; it implements sse.Handler.
+func (s *anthropicToOpenAIStream) Event(data []byte) error {
 	if s.state == done || len(bytes.TrimSpace(data)) == 0 {
 		return nil // an empty event carries nothing to translate
 	}

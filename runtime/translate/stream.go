@@ -3,6 +3,8 @@ package translate
 import (
 	"fmt"
 	"io"
+
+	"github.com/pistra/pistra/runtime/sse"
 )
 
 // streamState is where a stream translator is in its message.
@@ -21,7 +23,7 @@ const (
 // and error frame through pairFrames.
 type streamCore struct {
 	w      io.Writer
-	sse    sseReader
+	sse    sse.Reader
 	out    []byte
 	state  streamState
 	frames pairFrames
@@ -40,7 +42,7 @@ func (c *streamCore) reportUpstream(errType, message string) {
 
 // pairFrames is what a pair adds to streamCore.
 type pairFrames interface {
-	sseHandler
+	sse.Handler
 	// appendFinal writes the frames that end a finished message.
 	appendFinal()
 	// appendGatewayError writes the client dialect's error frame for a
@@ -54,7 +56,7 @@ func (c *streamCore) Write(p []byte) (int, error) {
 	if c.state == done {
 		return len(p), nil
 	}
-	if err := c.sse.feed(p, c.frames); err != nil {
+	if err := c.sse.Feed(p, c.frames); err != nil {
 		return len(p), c.fail(err)
 	}
 	return len(p), c.flush()
@@ -66,7 +68,7 @@ func (c *streamCore) Close() error {
 	if c.state != done {
 		// A last event cut off mid-JSON is what an early end looks like, so
 		// it is not reported as malformed: the state decides below.
-		_ = c.sse.finish(c.frames)
+		_ = c.sse.Finish(c.frames)
 	}
 	switch c.state {
 	case done:

@@ -1,11 +1,14 @@
 // Package translate converts requests, responses, errors and streams between
 // the OpenAI Chat Completions dialect and the Anthropic Messages dialect.
 //
-// It is pure: bytes in, bytes out, no HTTP. pistrad's proxy picks a pair from
-// the candidate's plan.Translation and calls it; same-dialect traffic never
-// comes here. Files are named for their pair, client dialect first:
-// openai_anthropic*.go serves an OpenAI-dialect client from an Anthropic
-// upstream, anthropic_openai*.go the reverse.
+// Each direction is one Pair value (pair.go), which For returns for a
+// candidate's plan.Translation: pistrad's proxy calls it for the request,
+// the headers that go with it, the answer, an error and a stream, and never
+// asks itself which pair it holds; same-dialect traffic never comes here.
+// It works on bytes: no HTTP beyond the request headers a pair fits. Files
+// are named for their pair, client dialect first: openai_anthropic*.go
+// serves an OpenAI-dialect client from an Anthropic upstream,
+// anthropic_openai*.go the reverse.
 //
 // # What each pair drops
 //
@@ -42,21 +45,9 @@ import (
 	"errors"
 	"io"
 	"time"
-)
 
-// Usage is the normalised usage a translator parsed, in OpenAI's convention:
-// InputTokens includes cache reads and writes; CachedInputTokens and
-// CacheCreationInputTokens are subsets of it, ReasoningTokens a subset of
-// OutputTokens. Reported is false when the upstream said nothing.
-type Usage struct {
-	InputTokens              uint64
-	CachedInputTokens        uint64
-	CacheCreationInputTokens uint64
-	OutputTokens             uint64
-	TotalTokens              uint64
-	ReasoningTokens          uint64
-	Reported                 bool
-}
+	"github.com/pistra/pistra/runtime/meter"
+)
 
 // Options carries what the request translators cannot read from the body.
 type Options struct {
@@ -92,7 +83,7 @@ type Stream interface {
 	// ErrIncompleteStream if the upstream stopped before finishing.
 	Close() error
 	// Usage is the usage parsed so far; final after Close.
-	Usage() Usage
+	Usage() meter.Usage
 	// UpstreamError is the error event the upstream sent mid-stream, which
 	// the client got as its own dialect's error event; nil when none came.
 	// It wraps ErrUpstreamReported.

@@ -3,6 +3,8 @@ package translate
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 // The Anthropic Messages shapes, reduced to the fields the translators read
@@ -152,9 +154,9 @@ func (u *antUsage) overwrite(dst *antUsage) {
 
 // normalised converts to Usage's convention, where input includes the cache
 // reads and writes that Anthropic's input_tokens excludes.
-func (u *antUsage) normalised() Usage {
+func (u *antUsage) normalised() meter.Usage {
 	in := u.InputTokens.n + u.CacheReadInputTokens.n + u.CacheCreationInputTokens.n
-	return Usage{
+	return meter.Usage{
 		InputTokens:              in,
 		CachedInputTokens:        u.CacheReadInputTokens.n,
 		CacheCreationInputTokens: u.CacheCreationInputTokens.n,
@@ -176,7 +178,7 @@ type antClientUsage struct {
 // anthropicUsage renders usage for an Anthropic client: input_tokens excludes
 // the cached reads. Cache writes stay inside input_tokens and reasoning is not
 // split out (usage_details).
-func anthropicUsage(u Usage) antClientUsage {
+func anthropicUsage(u meter.Usage) antClientUsage {
 	return antClientUsage{
 		InputTokens:          u.InputTokens - min(u.CachedInputTokens, u.InputTokens),
 		CacheReadInputTokens: u.CachedInputTokens,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 // The OpenAI Chat Completions shapes, reduced to the fields the translators
@@ -170,8 +172,8 @@ type oaiCompletionDetails struct {
 }
 
 // normalised reads an OpenAI usage object; it is already in Usage's convention.
-func (u *oaiUsage) normalised() Usage {
-	out := Usage{
+func (u *oaiUsage) normalised() meter.Usage {
+	out := meter.Usage{
 		InputTokens:  u.PromptTokens,
 		OutputTokens: u.CompletionTokens,
 		TotalTokens:  u.TotalTokens,
@@ -192,7 +194,7 @@ func (u *oaiUsage) normalised() Usage {
 
 // openAIUsage renders usage for an OpenAI client. Only the cached split
 // survives; cache writes and reasoning are collapsed (usage_details).
-func openAIUsage(u Usage) *oaiUsage {
+func openAIUsage(u meter.Usage) *oaiUsage {
 	return &oaiUsage{
 		PromptTokens:        u.InputTokens,
 		CompletionTokens:    u.OutputTokens,

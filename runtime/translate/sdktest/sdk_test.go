@@ -25,6 +25,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/translate"
 )
 
@@ -32,7 +33,7 @@ import (
 type pair struct {
 	name          string
 	request       func(dst, body []byte, o translate.Options) ([]byte, bool, error)
-	response      func([]byte, string) ([]byte, translate.Usage, error)
+	response      func([]byte, string) ([]byte, meter.Usage, error)
 	error         func(int, []byte) (int, []byte)
 	stream        func(w io.Writer, model string, includeUsage bool) translate.Stream
 	upstreamModel string
