@@ -24,6 +24,7 @@ type Metrics struct {
 	duration  *prometheus.HistogramVec
 	retries   *prometheus.CounterVec
 	failovers *prometheus.CounterVec
+	skipped   *prometheus.CounterVec
 	downgrade *prometheus.CounterVec
 	panics    prometheus.Counter
 	reloads   *prometheus.CounterVec
@@ -51,6 +52,10 @@ func New() *Metrics {
 			Name: "pistra_failover_total",
 			Help: "Requests moved from one provider to another, by failure class.",
 		}, []string{"from", "to", "reason"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_failover_skipped_total",
+			Help: "Candidates passed over untried because they could not be admitted (a budget without room, ...), by provider and reason.",
+		}, []string{"provider", "reason"}),
 		downgrade: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pistra_channel_downgrade_total",
 			Help: "Capabilities a request uses that a candidate channel would drop, by what happened: the candidate was skipped for a lossless one, allowed lossy by policy, or the request was rejected.",
@@ -64,7 +69,7 @@ func New() *Metrics {
 			Help: "Policy bundle reloads, by result (applied or refused).",
 		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.downgrade, m.panics, m.reloads,
+	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.skipped, m.downgrade, m.panics, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -90,6 +95,12 @@ func (m *Metrics) Retry(provider, reason string) { m.retries.WithLabelValues(pro
 // Failover records a request moved from one provider to another.
 func (m *Metrics) Failover(from, to, reason string) {
 	m.failovers.WithLabelValues(from, to, reason).Inc()
+}
+
+// FailoverSkipped records a candidate of provider passed over untried
+// because it was not admitted, for reason.
+func (m *Metrics) FailoverSkipped(provider, reason string) {
+	m.skipped.WithLabelValues(provider, reason).Inc()
 }
 
 // Downgrade actions: what became of a capability a candidate would drop.

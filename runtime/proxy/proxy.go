@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/metrics"
@@ -26,6 +27,9 @@ type Proxy struct {
 	// MaxRetryWait caps the wait before a retry, whatever the provider's
 	// backoff or the upstream's retry-after asks for.
 	MaxRetryWait time.Duration
+	// Gate admits each candidate just before it is first sent; nil admits
+	// every one.
+	Gate admission.Gate
 }
 
 // Exchange is one client request being served.
@@ -43,6 +47,8 @@ type Exchange struct {
 	// chose, in attempt order.
 	Candidates []plan.Candidate
 	Order      []int
+	// Admission is what the gate is told of the request.
+	Admission admission.Request
 }
 
 // Result is what happened, for the log and the metrics.
@@ -78,11 +84,19 @@ type Result struct {
 // before an answer was sent.
 const StatusClientClosed = 499
 
-// Serve runs the attempt loop for x and relays the answer.
+// Serve runs the attempt loop for x and relays the answer. Each candidate
+// is readied (Prepare), admitted by the gate, then sent with its retries;
+// the first good answer is relayed, and what the gate took is settled on
+// it. A candidate that cannot be readied or admitted is passed over untried.
 func (p *Proxy) Serve(x *Exchange) Result {
 	res := Result{Provider: metrics.NoProvider}
 	moveOn := p.primaryFailover(x)
+	var gate admission.Gate = admission.AdmitAll{}
+	if p.Gate != nil {
+		gate = p.Gate
+	}
 	var last *attempt
+	var held admission.Ticket
 	var refused *dialect.Error
 	for _, ci := range x.Order {
 		c := &x.Candidates[ci]
@@ -91,10 +105,18 @@ func (p *Proxy) Serve(x *Exchange) Result {
 			refused = cmp.Or(refused, e)
 			continue
 		}
+		if last != nil && !moveOn.has(last.class) {
+			break
+		}
+		release(&held) // the abandoned candidate's claim, before the next is priced
+		t, no := gate.Admit(&x.Admission, c)
+		if no != nil {
+			p.Metrics.FailoverSkipped(up.Name, no.Reason)
+			refused = cmp.Or(refused, no.Error)
+			continue
+		}
+		held = t
 		if last != nil {
-			if !moveOn.has(last.class) {
-				break
-			}
 			if last.up != up {
 				p.Metrics.Failover(last.up.Name, up.Name, last.class.String())
 			}
@@ -104,10 +126,12 @@ func (p *Proxy) Serve(x *Exchange) Result {
 		res.Tried = c
 		if last.class == classNone {
 			p.relay(x, last, &res)
+			settle(held, &res)
 			return res
 		}
 		if last.class == classCanceled {
 			last.discard()
+			release(&held)
 			res.Status, res.Err = StatusClientClosed, last.err
 			return res
 		}
@@ -116,8 +140,25 @@ func (p *Proxy) Serve(x *Exchange) Result {
 		p.answer(x, &res, cmp.Or(refused, Unservable(x.Body.Requested())))
 		return res
 	}
-	p.answerFailure(x, last, &res)
+	if p.answerFailure(x, last, &res) && held != nil {
+		settle(held, &res)
+	} else {
+		release(&held)
+	}
 	return res
+}
+
+// settle closes t on the answer res relayed.
+func settle(t admission.Ticket, res *Result) {
+	t.Settle(&admission.Outcome{Status: res.Status, Complete: res.Err == nil, Usage: res.Usage, Source: res.UsageFrom})
+}
+
+// release gives back *t, if any, and forgets it, so nothing is closed twice.
+func release(t *admission.Ticket) {
+	if *t != nil {
+		(*t).Release()
+		*t = nil
+	}
 }
 
 // Prepare readies candidate c to be sent for x, translating the body when
@@ -217,22 +258,24 @@ func sleep(r *http.Request, d time.Duration) bool {
 
 // answerFailure answers after the last attempt failed: the upstream's own
 // error when there was one (same dialect, so the client's SDK reads it as
-// it would from the provider), else a gateway error naming the class.
-func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *Result) {
+// it would from the provider), else a gateway error naming the class. It
+// reports whether the upstream's answer was relayed.
+func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *Result) (relayed bool) {
 	res.Err = last.err
 	x.W.Header()[HeaderChannelOrigin] = []string{last.cand.Origin}
 	if last.resp != nil {
 		p.relay(x, last, res)
-		return
+		return true
 	}
 	last.discard()
 	if last.class == classTimeout {
 		p.answer(x, res, dialect.Errorf(http.StatusGatewayTimeout, dialect.CodeUpstreamTimeout,
 			"provider %q did not answer within its timeout", last.up.Name))
-		return
+		return false
 	}
 	p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamUnreachable,
 		"provider %q could not be reached", last.up.Name))
+	return false
 }
 
 func (p *Proxy) answer(x *Exchange, res *Result, e *dialect.Error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
 	"github.com/pistra/pistra/runtime/dialect/openai"
@@ -137,6 +138,12 @@ type call struct {
 	cands  []plan.Candidate
 	// providers the candidates index; translationProviders when nil.
 	providers []plan.Provider
+	// gate admits candidates; nil admits every one. metrics, when set,
+	// receives the counts.
+	gate    admission.Gate
+	metrics *metrics.Metrics
+	// profile and key are what the gate is told the request is on.
+	profile, key int
 }
 
 func (c call) serve(t *testing.T, up *cannedUpstream) (Result, *flushCounter) {
@@ -172,9 +179,14 @@ func (c call) serve(t *testing.T, up *cannedUpstream) (Result, *flushCounter) {
 		order[i] = i
 	}
 	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
-	p := &Proxy{Transport: up, Metrics: metrics.New(), MaxRetryWait: time.Millisecond}
+	m := c.metrics
+	if m == nil {
+		m = metrics.New()
+	}
+	p := &Proxy{Transport: up, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate}
 	res := p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
-		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order})
+		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order,
+		Admission: admission.Request{Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()}})
 	return res, w
 }
 

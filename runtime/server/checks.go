@@ -25,11 +25,11 @@ func (s *Server) authenticate(x *exchange, anthropicToo bool) *dialect.Error {
 		}
 		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeMissingAPIKey, "no API key provided; send %s", how)
 	}
-	p, ok := x.snap.profileOf(key)
+	k, p, ok := x.snap.keyOf(key)
 	if !ok {
 		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeInvalidAPIKey, "the API key is not valid")
 	}
-	x.profile = p
+	x.key, x.profile = k, p
 	return nil
 }
 

@@ -30,6 +30,7 @@ type exchange struct {
 	requestID string
 	snap      *Snapshot
 	profile   int // -1 until the key is known
+	key       int // index into Graph.Keys; -1 for an admin acting on a key's behalf
 	model     string
 	body      proxy.Body
 	caps      caps.Reader
@@ -48,7 +49,7 @@ type exchange struct {
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route string, d plan.Dialect) *exchange {
 	x := s.exchanges.Get().(*exchange)
 	order := x.order[:0]
-	*x = exchange{start: time.Now(), r: r, route: route, profile: -1, order: order}
+	*x = exchange{start: time.Now(), r: r, route: route, profile: -1, key: -1, order: order}
 	x.w.reset(w, s.opts.ClientWriteTimeout)
 	x.dialect = writerFor(d)
 	x.requestID = requestIDOf(r)

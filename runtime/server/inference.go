@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
@@ -17,7 +18,7 @@ import (
 func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Route) {
 	x := s.newExchange(w, r, string(route), route.Dialect())
 	defer s.recoverPanic(x)
-	if e := s.admit(x, route); e != nil {
+	if e := s.checkRequest(x, route); e != nil {
 		s.refuse(x, e)
 	} else {
 		s.forward(x, route)
@@ -32,9 +33,9 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Ro
 	}
 }
 
-// admit runs every check that needs no upstream, in the order a client
-// would fix them: method, key, headers, body, model.
-func (s *Server) admit(x *exchange, route plan.Route) *dialect.Error {
+// checkRequest runs every check that needs no upstream, in the order a
+// client would fix them: method, key, headers, body, model.
+func (s *Server) checkRequest(x *exchange, route plan.Route) *dialect.Error {
 	if r := x.r; r.Method != http.MethodPost {
 		x.w.Header().Set("Allow", http.MethodPost)
 		return dialect.Errorf(http.StatusMethodNotAllowed, dialect.CodeMethodNotAllowed,
@@ -114,6 +115,9 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Upstreams:  x.snap.Upstreams,
 		Candidates: d.cands,
 		Order:      d.sel.Attempt,
+		Admission: admission.Request{
+			Graph: g, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
+		},
 	}
 	x.res = s.proxy.Serve(&x.px)
 	if c := x.res.Tried; c != nil {

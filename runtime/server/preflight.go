@@ -68,7 +68,7 @@ type skipped struct {
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	route, e := preflightRoute(r)
 	x := s.newExchange(w, r, routePreflight, route.Dialect())
-	s.runPreflight(x, route, e, s.admit)
+	s.runPreflight(x, route, e, s.checkRequest)
 }
 
 // Preflight answers POST /admin/v1/preflight on behalf of the key named

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/admin"
+	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
@@ -53,6 +54,8 @@ type Options struct {
 	Upstream http.RoundTripper
 	// MaxRetryWait caps a retry's backoff or retry-after (default 10s).
 	MaxRetryWait time.Duration
+	// Gate admits each candidate before it is sent; nil admits every one.
+	Gate admission.Gate
 }
 
 // Server serves one policy snapshot at a time on two listeners.
@@ -82,7 +85,7 @@ func New(o Options) (*Server, error) {
 	o = withDefaults(o)
 	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), errs: make(chan error, 2)}
 	s.scrape = s.metrics.Handler()
-	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait}
+	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: o.Gate}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {

@@ -157,10 +157,10 @@ func TestSnapshotRefusesBadKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := snap.profileOf("k-narrow"); !ok || p != 1 {
-		t.Errorf("k-narrow -> %d %v", p, ok)
+	if k, p, ok := snap.keyOf("k-narrow"); !ok || k != 1 || p != 1 {
+		t.Errorf("k-narrow -> key %d profile %d %v, want key 1 profile 1", k, p, ok)
 	}
-	if _, ok := snap.profileOf("k-other"); ok {
+	if _, _, ok := snap.keyOf("k-other"); ok {
 		t.Errorf("unknown key accepted")
 	}
 	if got := snap.models[0][dialectOpenAI]; strings.Join(got, ",") != "embed,gpt" {

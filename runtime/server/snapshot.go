@@ -74,6 +74,7 @@ func NewSnapshot(g *plan.Graph, source string, env func(string) (string, bool)) 
 type keyEntry struct {
 	digest  [sha256.Size]byte
 	profile int
+	key     int // index into Graph.Keys
 }
 
 func digestPrefix(d *[sha256.Size]byte) uint64 { return binary.LittleEndian.Uint64(d[:8]) }
@@ -81,7 +82,7 @@ func digestPrefix(d *[sha256.Size]byte) uint64 { return binary.LittleEndian.Uint
 func keyIndex(g *plan.Graph) (map[uint64][]keyEntry, error) {
 	keys := make(map[uint64][]keyEntry, len(g.Keys))
 	seen := make(map[[sha256.Size]byte]bool, len(g.Keys))
-	for _, k := range g.Keys {
+	for ki, k := range g.Keys {
 		hexDigest, ok := strings.CutPrefix(k.Hash, "sha256:")
 		var d [sha256.Size]byte
 		if n, err := hex.Decode(d[:], []byte(hexDigest)); !ok || err != nil || n != sha256.Size || len(hexDigest) != 2*sha256.Size {
@@ -94,22 +95,23 @@ func keyIndex(g *plan.Graph) (map[uint64][]keyEntry, error) {
 			return nil, fmt.Errorf("key %q: the same key is declared twice", k.Name)
 		}
 		seen[d] = true
-		keys[digestPrefix(&d)] = append(keys[digestPrefix(&d)], keyEntry{digest: d, profile: k.Profile})
+		keys[digestPrefix(&d)] = append(keys[digestPrefix(&d)], keyEntry{digest: d, profile: k.Profile, key: ki})
 	}
 	return keys, nil
 }
 
-// profileOf returns the profile the key names. The presented key is hashed
-// first; the map probe on the digest's first 8 bytes can reveal nothing
-// useful about a stored key, and full digests are compared in constant time.
-func (s *Snapshot) profileOf(key string) (int, bool) {
+// keyOf returns the declared key a presented key is (its index in
+// Graph.Keys) and the profile it names. The presented key is hashed first;
+// the map probe on the digest's first 8 bytes can reveal nothing useful
+// about a stored key, and full digests are compared in constant time.
+func (s *Snapshot) keyOf(key string) (index, profile int, ok bool) {
 	d := sha256.Sum256([]byte(key))
 	for _, e := range s.keys[digestPrefix(&d)] {
 		if subtle.ConstantTimeCompare(e.digest[:], d[:]) == 1 {
-			return e.profile, true
+			return e.key, e.profile, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // keyProfile returns the profile of the key named name, for the admin

@@ -1,0 +1,83 @@
+// Package admission is the seam between the attempt loop and whatever may
+// hold a candidate back at the last moment: a budget with no room, a
+// suspended provider, an open circuit. The attempt loop asks a Gate just
+// before it first sends each candidate, and closes what the gate opened
+// once the request is over, exactly once, whatever happened.
+//
+// The gate decides per candidate, not per request, because what a
+// candidate costs depends on who serves it: a budget hold is priced with
+// that candidate's own model and provider, and moves with the request on
+// failover.
+package admission
+
+import (
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// Gate admits candidates. It is safe for concurrent use.
+type Gate interface {
+	// Admit is asked just before candidate c of request r is first sent
+	// (its retries ride the same admission). It returns the claim taken for
+	// c, or why c may not be sent: the attempt loop then passes c over
+	// untried, counts the refusal by its reason, and answers with the
+	// refusal only if no later candidate serves.
+	Admit(r *Request, c *plan.Candidate) (Ticket, *Refusal)
+}
+
+// Request is what a gate knows of the request a candidate would serve.
+type Request struct {
+	Graph *plan.Graph
+	// Profile indexes Graph.Profiles; Key indexes Graph.Keys, -1 when the
+	// request was made on a key's behalf by the admin API.
+	Profile, Key int
+	Route        plan.Route
+	// Body is the client's body as it arrived; a gate reads it, never
+	// keeps it.
+	Body []byte
+}
+
+// Refusal is a gate's reason not to send a candidate.
+type Refusal struct {
+	// Reason labels the count of passed-over candidates
+	// (pistra_failover_skipped_total): budget_exceeded, ...
+	Reason string
+	// Error is the client's answer when no candidate is sent at all.
+	Error *dialect.Error
+}
+
+// Ticket is what one admission took. The attempt loop calls exactly one
+// of its methods, once.
+type Ticket interface {
+	// Release gives the claim back: the candidate was abandoned for
+	// another, or nothing of its answer reached the client.
+	Release()
+	// Settle closes the claim on the answer the candidate served.
+	Settle(o *Outcome)
+}
+
+// Outcome is what a served candidate's answer was.
+type Outcome struct {
+	// Status is the upstream status the client was answered with.
+	Status int
+	// Complete is true when the answer reached its end: the whole body,
+	// or for a stream its terminal event.
+	Complete bool
+	// Usage is what the answer reported using, read from Source.
+	Usage  meter.Usage
+	Source meter.Source
+}
+
+// AdmitAll admits every candidate and settles nothing: the gate of a
+// gateway that holds nothing back.
+type AdmitAll struct{}
+
+var _ Gate = AdmitAll{}
+
+func (AdmitAll) Admit(*Request, *plan.Candidate) (Ticket, *Refusal) { return nothingHeld{}, nil }
+
+type nothingHeld struct{}
+
+func (nothingHeld) Release()        {}
+func (nothingHeld) Settle(*Outcome) {}

@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pistra/pistra/internal/testkit"
+	"github.com/pistra/pistra/runtime/admission"
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// recordingGate refuses the providers in refuse and records, in order,
+// every admission and how each ticket was closed.
+type recordingGate struct {
+	refuse map[int]bool
+	log    []string
+}
+
+func (g *recordingGate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket, *admission.Refusal) {
+	if r.Route != plan.RouteChatCompletions || !strings.Contains(string(r.Body), `"public"`) || r.Profile != 3 || r.Key != 5 {
+		g.log = append(g.log, fmt.Sprintf("bad request facts %+v", r))
+	}
+	if g.refuse[c.Provider] {
+		g.log = append(g.log, "refuse "+c.Model)
+		return nil, &admission.Refusal{Reason: "budget_exceeded",
+			Error: dialect.Errorf(http.StatusTooManyRequests, "budget_exceeded", "no room for %s", c.Model)}
+	}
+	g.log = append(g.log, "admit "+c.Model)
+	return &recordedTicket{g: g, model: c.Model}, nil
+}
+
+type recordedTicket struct {
+	g      *recordingGate
+	model  string
+	closed bool
+}
+
+func (t *recordedTicket) close(how string) {
+	if t.closed {
+		t.g.log = append(t.g.log, "closed twice "+t.model)
+	}
+	t.closed = true
+	t.g.log = append(t.g.log, how)
+}
+
+func (t *recordedTicket) Release() { t.close("release " + t.model) }
+
+func (t *recordedTicket) Settle(o *admission.Outcome) {
+	t.close(fmt.Sprintf("settle %s %d complete=%v", t.model, o.Status, o.Complete))
+}
+
+// TestAdmissionSeam: each candidate is admitted just before it is first
+// sent (its retries ride that admission); a refused one is passed over
+// untried and counted; the abandoned candidate's claim is released before
+// the next is priced; the served one is settled; every claim is closed
+// exactly once.
+func TestAdmissionSeam(t *testing.T) {
+	ok, e503 := jsonReply(200, `{"answered":true}`), jsonReply(503, `{}`)
+	refused := canned{err: errors.New("dial tcp: connection refused")}
+	a := plan.Candidate{Provider: 0, Model: "a-model", Primary: true, Origin: "native"}
+	b := plan.Candidate{Provider: 1, Model: "b-model", Origin: "native"}
+	tests := []struct {
+		name    string
+		refuse  map[int]bool
+		a, b    []canned
+		status  int
+		aN, bN  int
+		log     []string
+		skipped float64
+	}{
+		{"served by the first", nil, []canned{ok}, []canned{ok}, 200, 1, 0,
+			[]string{"admit a-model", "settle a-model 200 complete=true"}, 0},
+		{"retries ride one admission", nil, []canned{e503, ok}, []canned{ok}, 200, 2, 0,
+			[]string{"admit a-model", "settle a-model 200 complete=true"}, 0},
+		{"failover moves the claim", nil, []canned{e503}, []canned{ok}, 200, 2, 1,
+			[]string{"admit a-model", "release a-model", "admit b-model", "settle b-model 200 complete=true"}, 0},
+		{"refused primary passed over untried", map[int]bool{0: true}, []canned{ok}, []canned{ok}, 200, 0, 1,
+			[]string{"refuse a-model", "admit b-model", "settle b-model 200 complete=true"}, 1},
+		{"refused failover: the primary's failure is the answer", map[int]bool{1: true}, []canned{e503}, []canned{ok}, 503, 2, 0,
+			[]string{"admit a-model", "release a-model", "refuse b-model"}, 1},
+		{"nothing admitted: the refusal is the answer", map[int]bool{0: true, 1: true}, []canned{ok}, []canned{ok}, 429, 0, 0,
+			[]string{"refuse a-model", "refuse b-model"}, 2},
+		{"nothing reached: released", nil, []canned{refused}, []canned{refused}, 502, 2, 1,
+			[]string{"admit a-model", "release a-model", "admit b-model", "release b-model"}, 0},
+		{"upstream error relayed: settled on it", nil, []canned{e503}, []canned{e503}, 503, 2, 1,
+			[]string{"admit a-model", "release a-model", "admit b-model", "settle b-model 503 complete=false"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &recordingGate{refuse: tt.refuse}
+			m := metrics.New()
+			up := newCanned(map[string][]canned{"a.test": tt.a, "b.test": tt.b})
+			res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`,
+				cands: []plan.Candidate{a, b}, providers: testProviders(), gate: g, metrics: m,
+				profile: 3, key: 5}.serve(t, up)
+			if rec.Code != tt.status || res.Status != tt.status {
+				t.Fatalf("status %d (result %d), want %d: %s", rec.Code, res.Status, tt.status, rec.Body)
+			}
+			if n, nb := len(up.calls["a.test"]), len(up.calls["b.test"]); n != tt.aN || nb != tt.bN {
+				t.Errorf("calls a=%d b=%d, want %d %d", n, nb, tt.aN, tt.bN)
+			}
+			if !slices.Equal(g.log, tt.log) {
+				t.Errorf("gate saw\n  %q\nwant\n  %q", g.log, tt.log)
+			}
+			skipped := testkit.Counter(t, m.Registry(), "pistra_failover_skipped_total", map[string]string{"reason": "budget_exceeded"})
+			if skipped != tt.skipped {
+				t.Errorf("pistra_failover_skipped_total %v, want %v", skipped, tt.skipped)
+			}
+		})
+	}
+}
