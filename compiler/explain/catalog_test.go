@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/runtime/bundle/bundletest"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
 var reportDay = time.Date(2027, 1, 15, 18, 30, 0, 0, time.UTC)
 
 func TestCatalogRows(t *testing.T) {
-	g := testGraph()
+	g := bundletest.DefaultPolicy()
 	// A channel no plan uses is not routable.
 	g.Providers[1].Channels = append(g.Providers[1].Channels, plan.Channel{Name: "idle", Dialect: plan.DialectOpenAI,
 		Tier: plan.TierProviderCompat, VerifiedAt: "2026-01-01", VerifiedBy: "https://example.test"})
@@ -52,7 +53,7 @@ func TestCatalogRows(t *testing.T) {
 }
 
 func TestCatalogFormats(t *testing.T) {
-	g := testGraph()
+	g := bundletest.DefaultPolicy()
 	var text strings.Builder
 	if err := Catalog(&text, g, reportDay, "text"); err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestCatalogFormats(t *testing.T) {
 	if err := json.Unmarshal([]byte(js.String()), &rows); err != nil {
 		t.Fatalf("json report does not parse: %v\n%s", err, js.String())
 	}
-	if len(rows) != 4 || rows[2].Preserves != plan.Of(plan.CapExtendedThinking) || rows[2].VerifiedBy != compatDocs {
+	if len(rows) != 4 || rows[2].Preserves != plan.Of(plan.CapExtendedThinking) || rows[2].VerifiedBy != bundletest.CompatDocs {
 		t.Errorf("json rows = %+v", rows)
 	}
 	if !strings.Contains(js.String(), `"preserves": [`) {
