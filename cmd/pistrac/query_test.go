@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pistra/pistra/compiler/explain"
+	"github.com/pistra/pistra/runtime/catalog"
 )
 
 func TestExplain(t *testing.T) {
@@ -101,7 +101,7 @@ func TestDiffSettingsOnly(t *testing.T) {
 func TestCatalogJSON(t *testing.T) {
 	r := pistrac(t, "", "catalog", "-format", "json", defaultPolicy)
 	r.want(t, exitOK)
-	var rows []explain.CatalogRow
+	var rows []catalog.Row
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		t.Fatalf("%v:\n%s", err, r.stdout)
 	}

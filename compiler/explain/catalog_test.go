@@ -6,42 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/runtime/bundle/bundletest"
+	"github.com/pistra/pistra/runtime/catalog"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
 var reportDay = time.Date(2027, 1, 15, 18, 30, 0, 0, time.UTC)
 
-func TestCatalogRows(t *testing.T) {
-	g := testGraph()
-	// A channel no plan uses is not routable.
+// The rows themselves are tested in runtime/catalog; the text report adds
+// the channels no plan can reach.
+func TestCatalogTextNamesUnroutable(t *testing.T) {
+	g := bundletest.DefaultPolicy()
 	g.Providers[1].Channels = append(g.Providers[1].Channels, plan.Channel{Name: "idle", Dialect: plan.DialectOpenAI,
 		Tier: plan.TierProviderCompat, VerifiedAt: "2026-01-01", VerifiedBy: "https://example.test"})
-	rows := CatalogRows(g, reportDay)
-	var names []string
-	for _, r := range rows {
-		name := r.Provider + "/" + r.Channel
-		if r.Translation != plan.TranslateNone {
-			name += "+" + string(r.Translation)
-		}
-		names = append(names, name)
-	}
-	// The translation row says what an OpenAI client keeps through the
-	// Anthropic native channel.
-	want := "fake-anthropic/native fake-anthropic/native+openai_anthropic fake-anthropic/openai-compat fake-openai/native"
-	if strings.Join(names, " ") != want {
-		t.Fatalf("rows %v, want %s", names, want)
-	}
-	if x := rows[1]; x.Dialect != plan.DialectOpenAI || x.Tier != plan.TierTranslation ||
-		x.Preserves != plan.AllCaps&^plan.TranslationLosses[plan.TranslateOpenAIAnthropic] || x.VerifiedBy != plan.TranslationVerifiedBy {
-		t.Errorf("translation row %+v", x)
-	}
-	compat := rows[2]
-	if compat.AgeDays == nil || *compat.AgeDays != 56 {
-		t.Errorf("age of a 2026-11-20 claim on 2027-01-15 = %v, want 56", compat.AgeDays)
-	}
-	if rows[0].AgeDays != nil {
-		t.Errorf("native channel has an age: %d", *rows[0].AgeDays)
-	}
 	var text strings.Builder
 	if err := Catalog(&text, g, reportDay, "text"); err != nil {
 		t.Fatal(err)
@@ -52,7 +29,7 @@ func TestCatalogRows(t *testing.T) {
 }
 
 func TestCatalogFormats(t *testing.T) {
-	g := testGraph()
+	g := bundletest.DefaultPolicy()
 	var text strings.Builder
 	if err := Catalog(&text, g, reportDay, "text"); err != nil {
 		t.Fatal(err)
@@ -63,11 +40,11 @@ func TestCatalogFormats(t *testing.T) {
 	if err := Catalog(&js, g, reportDay, "json"); err != nil {
 		t.Fatal(err)
 	}
-	var rows []CatalogRow
+	var rows []catalog.Row
 	if err := json.Unmarshal([]byte(js.String()), &rows); err != nil {
 		t.Fatalf("json report does not parse: %v\n%s", err, js.String())
 	}
-	if len(rows) != 4 || rows[2].Preserves != plan.Of(plan.CapExtendedThinking) || rows[2].VerifiedBy != compatDocs {
+	if len(rows) != 4 || rows[2].Preserves != plan.Of(plan.CapExtendedThinking) || rows[2].VerifiedBy != bundletest.CompatDocs {
 		t.Errorf("json rows = %+v", rows)
 	}
 	if !strings.Contains(js.String(), `"preserves": [`) {

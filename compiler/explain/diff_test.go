@@ -1,15 +1,17 @@
 package explain
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/runtime/bundle/bundletest"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
 func TestDiffSameGraph(t *testing.T) {
-	g := testGraph()
+	g := bundletest.DefaultPolicy()
 	var b strings.Builder
 	n, err := Diff(&b, g, cloneGraph(t, g))
 	if err != nil || n != 0 {
@@ -20,9 +22,9 @@ func TestDiffSameGraph(t *testing.T) {
 	}
 }
 
-// editedGraph changes testGraph the way a policy edit would.
+// editedGraph changes bundletest.DefaultPolicy the way a policy edit would.
 func editedGraph(t *testing.T) *plan.Graph {
-	g := cloneGraph(t, testGraph())
+	g := cloneGraph(t, bundletest.DefaultPolicy())
 	// The compat channel now also keeps usage details.
 	keeps := plan.Of(plan.CapExtendedThinking, plan.CapUsageDetails)
 	g.Providers[0].Channels[1].Preserves = keeps
@@ -45,7 +47,7 @@ func editedGraph(t *testing.T) *plan.Graph {
 }
 
 func TestDiffGolden(t *testing.T) {
-	a, b := testGraph(), editedGraph(t)
+	a, b := bundletest.DefaultPolicy(), editedGraph(t)
 	var out strings.Builder
 	n, err := Diff(&out, a, b)
 	if err != nil {
@@ -69,7 +71,7 @@ func TestDiffGolden(t *testing.T) {
 
 func TestDiffGroupsIdenticalChanges(t *testing.T) {
 	var out strings.Builder
-	if _, err := Diff(&out, testGraph(), editedGraph(t)); err != nil {
+	if _, err := Diff(&out, bundletest.DefaultPolicy(), editedGraph(t)); err != nil {
 		t.Fatal(err)
 	}
 	// default and lenient share a table, so each change is described once
@@ -77,4 +79,18 @@ func TestDiffGroupsIdenticalChanges(t *testing.T) {
 	if c := strings.Count(out.String(), "~ candidate fake-anthropic/openai-compat: preserves"); c != 2 {
 		t.Errorf("preserves change described %d times, want 2 (one per distinct plan change):\n%s", c, out.String())
 	}
+}
+
+// cloneGraph deep-copies a graph through its JSON form, as a bundle would.
+func cloneGraph(t *testing.T, g *plan.Graph) *plan.Graph {
+	t.Helper()
+	b, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out plan.Graph
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
 }

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/runtime/bundle/bundletest"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
 func explain(t *testing.T, q Query) string {
 	t.Helper()
 	var b strings.Builder
-	if err := Plan(&b, testGraph(), q); err != nil {
+	if err := Plan(&b, bundletest.DefaultPolicy(), q); err != nil {
 		t.Fatalf("Plan(%+v): %v", q, err)
 	}
 	return b.String()
@@ -53,11 +54,11 @@ func TestPlanSelection(t *testing.T) {
 		{"compat passed over for translation",
 			Query{Profile: "default", Route: plan.RouteChatCompletions, Model: "smart", Caps: plan.Of(plan.CapStrictTools)},
 			[]string{`^\s+serves\s+#1\s+fake-anthropic/native\s+translation\s`,
-				`^\s+passed over\s+#0\s+fake-anthropic/openai-compat\s.*would lose strict_tools; claim: ` + regexp.QuoteMeta(compatDocs)}},
+				`^\s+passed over\s+#0\s+fake-anthropic/openai-compat\s.*would lose strict_tools; claim: ` + regexp.QuoteMeta(bundletest.CompatDocs)}},
 		{"reject names every loss and its source",
 			Query{Profile: "default", Route: plan.RouteChatCompletions, Model: "smart", Caps: strictMulti},
 			[]string{`^\s+rejected: every candidate`,
-				`^\s+refused\s+#0\s.*would lose strict_tools,multi_choice; claim: ` + regexp.QuoteMeta(compatDocs),
+				`^\s+refused\s+#0\s.*would lose strict_tools,multi_choice; claim: ` + regexp.QuoteMeta(bundletest.CompatDocs),
 				`^\s+refused\s+#1\s.*would lose multi_choice; claim: translation openai_anthropic`}},
 		{"allow forwards on the fewest losses",
 			Query{Profile: "lenient", Route: plan.RouteChatCompletions, Model: "smart", Caps: strictMulti},
@@ -113,7 +114,7 @@ func TestPlanErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var b strings.Builder
-			err := Plan(&b, testGraph(), c.q)
+			err := Plan(&b, bundletest.DefaultPolicy(), c.q)
 			if err == nil {
 				t.Fatalf("no error; output:\n%s", b.String())
 			}

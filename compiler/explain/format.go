@@ -1,8 +1,10 @@
 // Package explain renders a compiled decision graph for people: why a plan
 // looks the way it does (Plan), what changed between two graphs (Diff), and
-// where every routable channel's capability claim came from (Catalog). It
-// reads *plan.Graph only, so it works the same on a freshly compiled policy
-// and on a bundle.json loaded back from disk.
+// where every routable channel's capability claim came from (Catalog, on
+// the rows of runtime/catalog). It reads *plan.Graph only, so it works the
+// same on a freshly compiled policy and on a bundle.json loaded back from
+// disk. These are pistrac's reports: pistrad serves its catalog from
+// runtime/catalog and links nothing here.
 package explain
 
 import (

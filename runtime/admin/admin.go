@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pistra/pistra/compiler/explain"
+	"github.com/pistra/pistra/runtime/catalog"
 )
 
 // Controller is what the admin API drives: the snapshot holder.
@@ -39,9 +39,9 @@ var ErrUnknownKey = errors.New("no key has that name")
 // provenance of its capability claim: the rows `pistrac catalog` prints
 // offline, computed against what is actually serving.
 type CatalogReport struct {
-	SourceHash string               `json:"source_hash"`
-	AsOf       time.Time            `json:"as_of"`
-	Channels   []explain.CatalogRow `json:"channels"`
+	SourceHash string        `json:"source_hash"`
+	AsOf       time.Time     `json:"as_of"`
+	Channels   []catalog.Row `json:"channels"`
 }
 
 // Status describes the active snapshot and the last reload.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pistra/pistra/compiler/explain"
+	"github.com/pistra/pistra/runtime/catalog"
 )
 
 type fakeController struct {
@@ -33,7 +33,7 @@ func (f *fakeController) Preflight(w http.ResponseWriter, r *http.Request, key s
 }
 
 func (f *fakeController) Catalog(now time.Time) CatalogReport {
-	return CatalogReport{SourceHash: f.status.SourceHash, AsOf: now, Channels: []explain.CatalogRow{{Provider: "p", Channel: "c"}}}
+	return CatalogReport{SourceHash: f.status.SourceHash, AsOf: now, Channels: []catalog.Row{{Provider: "p", Channel: "c"}}}
 }
 
 func TestHandlerRefusesEmptyToken(t *testing.T) {

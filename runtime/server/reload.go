@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pistra/pistra/compiler/explain"
 	"github.com/pistra/pistra/runtime/admin"
+	"github.com/pistra/pistra/runtime/catalog"
 )
 
 var _ admin.Controller = (*Server)(nil)
@@ -60,9 +60,9 @@ func (s *Server) Status() admin.Status {
 // provenance and age of its capability claim.
 func (s *Server) Catalog(now time.Time) admin.CatalogReport {
 	g := s.snap.Load().Graph
-	rows := explain.CatalogRows(g, now)
+	rows := catalog.Rows(g, now)
 	if rows == nil {
-		rows = []explain.CatalogRow{}
+		rows = []catalog.Row{}
 	}
 	return admin.CatalogReport{SourceHash: g.SourceHash, AsOf: now.UTC(), Channels: rows}
 }

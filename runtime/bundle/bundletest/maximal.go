@@ -1,6 +1,7 @@
 // Package bundletest builds decision graphs for tests of the packages that
-// serialize, render or load them: a small graph with every field set, and a
-// synthetic one of realistic size.
+// serialize, render, report on or load them: a small graph with every field
+// set, a synthetic one of realistic size, and one shaped like the default
+// policy whose plans are placed by hand.
 package bundletest
 
 import "github.com/pistra/pistra/runtime/plan"

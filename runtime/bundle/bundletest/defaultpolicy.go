@@ -1,18 +1,17 @@
-package explain
+package bundletest
 
-import (
-	"encoding/json"
-	"testing"
+import "github.com/pistra/pistra/runtime/plan"
 
-	"github.com/pistra/pistra/runtime/plan"
-)
+// CompatDocs is the page DefaultPolicy's OpenAI-compatible Anthropic
+// channel cites for its capability claim.
+const CompatDocs = "https://platform.claude.com/docs/en/cli-sdks-libraries/libraries/openai-sdk"
 
-const compatDocs = "https://platform.claude.com/docs/en/cli-sdks-libraries/libraries/openai-sdk"
-
-// testGraph is a hand-built graph shaped like the default policy: an
-// OpenAI-native provider failing over to an Anthropic provider that also
-// hosts an OpenAI-compatible channel.
-func testGraph() *plan.Graph {
+// DefaultPolicy returns a hand-built graph shaped like the default policy:
+// an OpenAI-native provider failing over to an Anthropic provider that also
+// hosts an OpenAI-compatible channel. Its plans are few and placed by hand,
+// so reports on it can be asserted line by line. Each call builds a fresh
+// one, so a test may edit what it gets.
+func DefaultPolicy() *plan.Graph {
 	const (
 		anthropic = 0
 		openai    = 1
@@ -45,7 +44,7 @@ func testGraph() *plan.Graph {
 						Routes: []plan.Route{plan.RouteMessages}, Preserves: plan.AllCaps, Origin: "catalog.cue"},
 					{Name: "openai-compat", Dialect: plan.DialectOpenAI, Tier: plan.TierProviderCompat,
 						Routes: []plan.Route{plan.RouteChatCompletions}, Preserves: compat, Origin: "catalog.cue",
-						VerifiedAt: "2026-11-20", VerifiedBy: compatDocs},
+						VerifiedAt: "2026-11-20", VerifiedBy: CompatDocs},
 				},
 				Models:  []plan.Model{{Name: "claude-haiku-4-5", MaxTokens: 8192}, {Name: "claude-sonnet-4-5", MaxTokens: 8192}},
 				Aliases: []plan.Alias{{Name: "fast", Target: "claude-haiku-4-5"}, {Name: "smart", Target: "claude-sonnet-4-5"}},
@@ -116,18 +115,4 @@ func testGraph() *plan.Graph {
 		},
 		Names: []string{"claude-haiku-4-5", "claude-sonnet-4-5", "fast", "gpt-4o", "gpt-4o-mini", "smart"},
 	}
-}
-
-// cloneGraph deep-copies a graph through its JSON form, as a bundle would.
-func cloneGraph(t *testing.T, g *plan.Graph) *plan.Graph {
-	t.Helper()
-	b, err := json.Marshal(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out plan.Graph
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return &out
 }

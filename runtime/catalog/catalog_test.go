@@ -1,0 +1,59 @@
+package catalog
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pistra/pistra/runtime/bundle/bundletest"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+var reportDay = time.Date(2027, 1, 15, 18, 30, 0, 0, time.UTC)
+
+// idleGraph is bundletest.DefaultPolicy with a channel no plan uses.
+func idleGraph() *plan.Graph {
+	g := bundletest.DefaultPolicy()
+	g.Providers[1].Channels = append(g.Providers[1].Channels, plan.Channel{Name: "idle", Dialect: plan.DialectOpenAI,
+		Tier: plan.TierProviderCompat, VerifiedAt: "2026-01-01", VerifiedBy: "https://example.test"})
+	return g
+}
+
+func TestRows(t *testing.T) {
+	rows := Rows(idleGraph(), reportDay)
+	var names []string
+	for _, r := range rows {
+		name := r.Provider + "/" + r.Channel
+		if r.Translation != plan.TranslateNone {
+			name += "+" + string(r.Translation)
+		}
+		names = append(names, name)
+	}
+	// A channel no plan uses is not routable. The translation row says what
+	// an OpenAI client keeps through the Anthropic native channel.
+	want := "fake-anthropic/native fake-anthropic/native+openai_anthropic fake-anthropic/openai-compat fake-openai/native"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("rows %v, want %s", names, want)
+	}
+	if x := rows[1]; x.Dialect != plan.DialectOpenAI || x.Tier != plan.TierTranslation ||
+		x.Preserves != plan.AllCaps&^plan.TranslationLosses[plan.TranslateOpenAIAnthropic] || x.VerifiedBy != plan.TranslationVerifiedBy {
+		t.Errorf("translation row %+v", x)
+	}
+	compat := rows[2]
+	if compat.AgeDays == nil || *compat.AgeDays != 56 {
+		t.Errorf("age of a 2026-11-20 claim on 2027-01-15 = %v, want 56", compat.AgeDays)
+	}
+	if rows[0].AgeDays != nil {
+		t.Errorf("native channel has an age: %d", *rows[0].AgeDays)
+	}
+}
+
+func TestUnroutable(t *testing.T) {
+	if got := Unroutable(idleGraph()); !slices.Equal(got, []string{"fake-openai/idle"}) {
+		t.Errorf("Unroutable = %q, want [fake-openai/idle]", got)
+	}
+	if got := Unroutable(bundletest.DefaultPolicy()); got != nil {
+		t.Errorf("every channel of bundletest.DefaultPolicy is routable; Unroutable = %q", got)
+	}
+}
