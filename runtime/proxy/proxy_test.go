@@ -17,8 +17,8 @@ func testProviders() []plan.Provider {
 		Routes: []plan.Route{plan.RouteChatCompletions}, Origin: "native"}}
 	return []plan.Provider{
 		{Name: "a", BaseURL: "http://a.test/v1", Pool: -1, Channels: native,
-			Retry:    plan.Retry{Max: 1, BackoffMS: 1, On: []string{"connect", "5xx", "429"}},
-			Failover: plan.Failover{To: []int{1}, On: []string{"connect", "5xx"}}},
+			Retry:    plan.Retry{Max: 1, BackoffMS: 1, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}},
+			Failover: plan.Failover{To: []int{1}, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx}}},
 		{Name: "b", BaseURL: "http://b.test/v1/", Pool: -1, Channels: native},
 		{Name: "pool", Pool: 0, Channels: native},
 	}

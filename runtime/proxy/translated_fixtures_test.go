@@ -100,7 +100,7 @@ func translationProviders() []plan.Provider {
 	chans := func(d plan.Dialect, r plan.Route) []plan.Channel {
 		return []plan.Channel{{Name: "native", Dialect: d, Tier: plan.TierNative, Routes: []plan.Route{r}, Origin: "native"}}
 	}
-	retry := plan.Retry{Max: 1, BackoffMS: 1, On: []string{"5xx", "429"}}
+	retry := plan.Retry{Max: 1, BackoffMS: 1, On: []plan.FailureClass{plan.Failure5xx, plan.Failure429}}
 	return []plan.Provider{
 		{Name: "ant", BaseURL: "http://ant.test/v1", Pool: -1, CredentialEnv: "ANT", Auth: "x-api-key", Retry: retry,
 			Channels: chans(plan.DialectAnthropic, plan.RouteMessages), Models: []plan.Model{{Name: "claude-x", MaxTokens: 333}}},
@@ -108,7 +108,7 @@ func translationProviders() []plan.Provider {
 			Channels: chans(plan.DialectAnthropic, plan.RouteMessages), Models: []plan.Model{{Name: "claude-x", MaxTokens: 100}}},
 		{Name: "oai", BaseURL: "http://oai.test/v1", Pool: -1, CredentialEnv: "OAI", Auth: "bearer", Retry: retry,
 			Channels: chans(plan.DialectOpenAI, plan.RouteChatCompletions), Models: []plan.Model{{Name: "gpt-x"}},
-			Failover: plan.Failover{To: []int{0}, On: []string{"5xx"}}, StreamUsage: true},
+			Failover: plan.Failover{To: []int{0}, On: []plan.FailureClass{plan.Failure5xx}}, StreamUsage: true},
 		{Name: "oai-strict", BaseURL: "http://oai-strict.test/v1", Pool: -1,
 			Channels: chans(plan.DialectOpenAI, plan.RouteChatCompletions), Models: []plan.Model{{Name: "gpt-x"}}},
 	}

@@ -102,14 +102,14 @@ func (u *Upstream) resolveAuth(p *plan.Provider, env func(string) (string, bool)
 		return fmt.Errorf("credential variable %s is not set", p.CredentialEnv)
 	}
 	switch p.Auth {
-	case "bearer", "":
+	case plan.AuthBearer, "":
 		u.authKey, u.authValue = "Authorization", []string{"Bearer " + secret}
-	case "x-api-key":
+	case plan.AuthXAPIKey:
 		u.authKey, u.authValue = "X-Api-Key", []string{secret}
-	case "api-key":
+	case plan.AuthAPIKey:
 		u.authKey, u.authValue = "Api-Key", []string{secret}
 	default:
-		return fmt.Errorf("unknown auth scheme %q", p.Auth)
+		return fmt.Errorf("unknown auth scheme %q (known: %s)", p.Auth, strings.Join(plan.Names(plan.AuthSchemes), ", "))
 	}
 	return nil
 }
@@ -173,8 +173,9 @@ func routeIndex(r plan.Route) int {
 	return -1
 }
 
-// class is why an attempt failed, in the vocabulary of retry.on and
-// failover.on; classNone means the attempt produced the answer.
+// class is why an attempt failed: plan's failure classes, which retry.on
+// and failover.on list, and two outcomes policy cannot name. classNone
+// means the attempt produced the answer.
 type class uint8
 
 const (
@@ -187,7 +188,16 @@ const (
 	classCanceled
 )
 
-var classNames = [...]string{"", "connect", "5xx", "429", "timeout", "canceled"}
+// classNames spells each class; those policy can name are plan's, and
+// are also the retry and failover metrics' reason label.
+var classNames = [...]string{
+	classNone:     "",
+	classConnect:  string(plan.FailureConnect),
+	class5xx:      string(plan.Failure5xx),
+	class429:      string(plan.Failure429),
+	classTimeout:  string(plan.FailureTimeout),
+	classCanceled: "canceled",
+}
 
 func (c class) String() string { return classNames[c] }
 
@@ -195,18 +205,18 @@ type classSet uint8
 
 func (s classSet) has(c class) bool { return s&(1<<c) != 0 }
 
-func parseClasses(names []string) (classSet, error) {
+func parseClasses(names []plan.FailureClass) (classSet, error) {
 	var s classSet
 	for _, n := range names {
 		found := false
 		for c := classConnect; c <= classTimeout; c++ {
-			if classNames[c] == n {
+			if classNames[c] == string(n) {
 				s |= 1 << c
 				found = true
 			}
 		}
 		if !found {
-			return 0, fmt.Errorf("unknown failure class %q", n)
+			return 0, fmt.Errorf("unknown failure class %q (known: %s)", n, strings.Join(plan.Names(plan.FailureClasses), ", "))
 		}
 	}
 	return s, nil

@@ -43,7 +43,7 @@ func TestResolve(t *testing.T) {
 		{"unset variable", base(func(p *plan.Provider) { p.CredentialEnv = "MISSING" }), `provider "p": credential variable MISSING is not set`, "", "", ""},
 		{"empty variable", base(func(p *plan.Provider) { p.CredentialEnv = "EMPTY" }), "EMPTY is not set", "", "", ""},
 		{"unknown auth", base(func(p *plan.Provider) { p.Auth = "basic" }), `unknown auth scheme "basic"`, "", "", ""},
-		{"unknown class", base(func(p *plan.Provider) { p.Retry.On = []string{"4xx"} }), `retry: unknown failure class "4xx"`, "", "", ""},
+		{"unknown class", base(func(p *plan.Provider) { p.Retry.On = []plan.FailureClass{"4xx"} }), `retry: unknown failure class "4xx"`, "", "", ""},
 		{"relative URL", base(func(p *plan.Provider) { p.BaseURL = "api.example.com/v1" }), "not an absolute http(s) URL", "", "", ""},
 	}
 	for _, tt := range tests {
@@ -121,5 +121,20 @@ func TestBodyRecyclesOnlyFinishedBuffers(t *testing.T) {
 	w.trace.WroteRequest(httptrace.WroteRequestInfo{})
 	if w.pending.Load() != 0 {
 		t.Fatalf("pending %d", w.pending.Load())
+	}
+}
+
+// TestFailureClassesParse ties the attempt loop's classes to plan's: every
+// class a policy can list is one the loop tells apart, and none of the
+// outcomes policy cannot name.
+func TestFailureClassesParse(t *testing.T) {
+	s, err := parseClasses(plan.FailureClasses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range classCanceled + 1 {
+		if want := c != classNone && c != classCanceled; s.has(c) != want {
+			t.Errorf("class %q: in the set = %v, want %v", c, s.has(c), want)
+		}
 	}
 }

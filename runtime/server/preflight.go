@@ -31,10 +31,10 @@ type preflightAnswer struct {
 	Model     string     `json:"model"`
 	Profile   string     `json:"profile"`
 	// Key is the key an admin preflight acted for.
-	Key            string      `json:"key,omitempty"`
-	RequireCaps    plan.CapSet `json:"require_caps"`
-	OnFidelityLoss string      `json:"on_fidelity_loss"`
-	Capabilities   capsRead    `json:"capabilities"`
+	Key            string          `json:"key,omitempty"`
+	RequireCaps    plan.CapSet     `json:"require_caps"`
+	OnFidelityLoss plan.LossAction `json:"on_fidelity_loss"`
+	Capabilities   capsRead        `json:"capabilities"`
 	// Serve is the first candidate the attempt loop would try; Lossy says
 	// it was allowed despite dropping Serve.Lost.
 	Serve        dialect.Candidate   `json:"serve"`

@@ -126,7 +126,7 @@ func (s *Snapshot) keyProfile(name string) (int, bool) {
 }
 
 // onFidelityLoss is the profile's policy, or the deployment's default.
-func (s *Snapshot) onFidelityLoss(profile int) string {
+func (s *Snapshot) onFidelityLoss(profile int) plan.LossAction {
 	if v := s.Graph.Profiles[profile].OnFidelityLoss; v != "" {
 		return v
 	}
