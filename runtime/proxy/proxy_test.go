@@ -10,6 +10,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 )
 
 func testProviders() []plan.Provider {
@@ -59,7 +60,7 @@ func TestServeAttemptLoop(t *testing.T) {
 			up := newCanned(map[string][]canned{"a.test": tt.a, "b.test": tt.b})
 			res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: tt.cands,
 				providers: testProviders()}.serve(t, up)
-			if rec.Code != tt.status || res.Status != tt.status || res.Code != tt.code || res.Provider != tt.served {
+			if rec.Code != tt.status || res.Status != tt.status || res.Code != tt.code || res.ProviderLabel() != tt.served {
 				t.Fatalf("got %d (result %d %q by %q), want %d %q by %q: %s", rec.Code, res.Status, res.Code, res.Provider,
 					tt.status, tt.code, tt.served, rec.Body)
 			}
@@ -75,8 +76,8 @@ func TestServeAttemptLoop(t *testing.T) {
 			if tt.wantBModel && b[0].body != `{"model":"b-model","messages":[]}` {
 				t.Errorf("b got %s", b[0].body)
 			}
-			if res.Served != nil && rec.Header().Get(HeaderProvider) != res.Provider {
-				t.Errorf("provider header %q", rec.Header().Get(HeaderProvider))
+			if res.Served != nil && rec.Header().Get(record.HeaderProvider) != res.Provider {
+				t.Errorf("provider header %q", rec.Header().Get(record.HeaderProvider))
 			}
 			if res.Code != "" {
 				var e struct{ Error struct{ Code string } }

@@ -12,6 +12,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 )
 
 var sseEvent = []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n")
@@ -87,6 +88,7 @@ func BenchmarkRelayStream(b *testing.B) {
 			client := httptest.NewRequest("POST", "/v1/chat/completions", nil)
 			w := &flushRecorder{h: http.Header{}}
 			order := []int{0}
+			var res record.Record // reused, as the server reuses its pooled exchanges
 			b.ReportAllocs()
 			b.SetBytes(int64(n * len(sseEvent)))
 			for b.Loop() {
@@ -96,8 +98,9 @@ func BenchmarkRelayStream(b *testing.B) {
 				var body Body
 				body.Reset(raw, f)
 				clear(w.h)
-				res := p.Serve(&Exchange{W: w, Client: client, RequestID: "req_bench", Route: plan.RouteChatCompletions, Dialect: openai.Dialect{},
-					Body: &body, Upstreams: ups, Candidates: cands, Order: order})
+				res = record.Record{}
+				p.Serve(&Exchange{W: w, Client: client, RequestID: "req_bench", Route: plan.RouteChatCompletions, Dialect: openai.Dialect{},
+					Body: &body, Upstreams: ups, Candidates: cands, Order: order, Record: &res})
 				body.Release()
 				if res.Status != 200 || res.Err != nil {
 					b.Fatalf("status %d err %v", res.Status, res.Err)

@@ -14,6 +14,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 )
 
 // replayBody hands out head, then mid n times, then tail, one frame per
@@ -80,6 +81,7 @@ func (c *benchCase) run(b *testing.B, frames int) {
 	client := httptest.NewRequest("POST", "/v1/x", nil)
 	w := &flushRecorder{h: http.Header{}}
 	order := []int{0}
+	var res record.Record // reused, as the server reuses its pooled exchanges
 	b.ReportAllocs()
 	for b.Loop() {
 		raw := GetBuffer()
@@ -88,8 +90,9 @@ func (c *benchCase) run(b *testing.B, frames int) {
 		var body Body
 		body.Reset(raw, f)
 		clear(w.h)
-		res := p.Serve(&Exchange{W: w, Client: client, RequestID: "req_bench", Route: c.route, Dialect: d,
-			Body: &body, Upstreams: ups, Candidates: cands, Order: order})
+		res = record.Record{}
+		p.Serve(&Exchange{W: w, Client: client, RequestID: "req_bench", Route: c.route, Dialect: d,
+			Body: &body, Upstreams: ups, Candidates: cands, Order: order, Record: &res})
 		body.Release()
 		if res.Status != 200 || res.Err != nil {
 			b.Fatalf("status %d err %v", res.Status, res.Err)

@@ -15,6 +15,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 )
 
 // canned is one upstream answer. parts are handed out one per Read; a
@@ -146,7 +147,7 @@ type call struct {
 	profile, key int
 }
 
-func (c call) serve(t *testing.T, up *cannedUpstream) (Result, *flushCounter) {
+func (c call) serve(t *testing.T, up *cannedUpstream) (record.Record, *flushCounter) {
 	t.Helper()
 	provs := c.providers
 	if provs == nil {
@@ -184,10 +185,12 @@ func (c call) serve(t *testing.T, up *cannedUpstream) (Result, *flushCounter) {
 		m = metrics.New()
 	}
 	p := &Proxy{Transport: up, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate}
-	res := p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
+	var rec record.Record
+	p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
 		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order,
-		Admission: admission.Request{Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()}})
-	return res, w
+		Admission: admission.Request{Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()},
+		Record:    &rec})
+	return rec, w
 }
 
 func newCanned(replies map[string][]canned) *cannedUpstream {

@@ -82,7 +82,8 @@ func (s *Server) Preflight(w http.ResponseWriter, r *http.Request, key string) e
 	}
 	route, e := preflightRoute(r)
 	x := s.newExchange(w, r, routeAdminPreflight, route.Dialect())
-	x.snap, x.profile, x.onBehalf = snap, profile, key
+	x.snap, x.profile, x.rec.OnBehalfOf = snap, profile, key
+	x.rec.Profile = snap.Graph.Profiles[profile].Name
 	s.runPreflight(x, route, e, s.readRequest)
 	return nil
 }
@@ -135,7 +136,7 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 	g := x.snap.Graph
 	prof := &g.Profiles[x.profile]
 	a := preflightAnswer{
-		Note: preflightNote, Route: route, Model: x.model, Profile: prof.Name, Key: x.onBehalf,
+		Note: preflightNote, Route: route, Model: x.rec.Model, Profile: prof.Name, Key: x.rec.OnBehalfOf,
 		RequireCaps: prof.RequireCaps, OnFidelityLoss: x.snap.onFidelityLoss(x.profile),
 		Capabilities: capsRead{Read: d.read, Used: d.used}, Lossy: d.sel.Lossy,
 		AttemptOrder: make([]dialect.Candidate, 0, len(d.sel.Attempt)),
@@ -155,19 +156,19 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 		}
 	}
 	if len(a.AttemptOrder) == 0 {
-		return cmp.Or(refused, proxy.Unservable(x.model))
+		return cmp.Or(refused, proxy.Unservable(x.rec.Model))
 	}
 	for _, l := range d.sel.Passed {
 		a.PassedOver = append(a.PassedOver, describe(g, &d.cands[l.Candidate], d.used))
 	}
 	a.Serve = a.AttemptOrder[0]
-	x.origin = a.Serve.Origin
-	x.w.Header().Set(proxy.HeaderChannelOrigin, x.origin)
+	x.rec.Origin = a.Serve.Origin
+	x.rec.SetOriginHeader(x.w.Header())
 	b, err := json.Marshal(a)
 	if err != nil {
 		return dialect.Errorf(http.StatusInternalServerError, dialect.CodeInternal, "encoding the preflight answer: %v", err)
 	}
-	x.res.Status = http.StatusOK
+	x.rec.Status = http.StatusOK
 	dialect.WriteJSON(&x.w, http.StatusOK, b)
 	return nil
 }
