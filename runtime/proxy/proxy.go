@@ -17,6 +17,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 // Proxy forwards requests upstream. It is safe for concurrent use.
@@ -42,7 +43,7 @@ type Exchange struct {
 	Route     plan.Route
 	Dialect   dialect.Writer
 	Body      *Body
-	Upstreams []Upstream
+	Upstreams []upstream.Upstream
 	// Candidates is the plan's candidate list; Order the indexes selection
 	// chose, in attempt order.
 	Candidates []plan.Candidate
@@ -74,7 +75,7 @@ func (p *Proxy) Serve(x *Exchange) {
 			refused = cmp.Or(refused, e)
 			continue
 		}
-		if last != nil && !moveOn.has(last.class) {
+		if last != nil && !moveOn.Has(last.class.failure()) {
 			break
 		}
 		release(&held) // the abandoned candidate's claim, before the next is priced
@@ -156,7 +157,7 @@ func Unservable(requested string) *dialect.Error {
 // servable is the one place that passes over candidates this build cannot
 // serve: providers without a fixed URL (pools), and a translation pair
 // planned for another route than the request's (the compiler plans none).
-func servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
+func servable(c *plan.Candidate, up *upstream.Upstream, inbound plan.Route) bool {
 	if c.Translate != plan.TranslateNone && c.Translate.Inbound() != inbound {
 		return false
 	}
@@ -165,28 +166,28 @@ func servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
 
 // primaryFailover is the failover policy that governs the whole request:
 // the primary provider's, even while a failover candidate is being tried.
-func (p *Proxy) primaryFailover(x *Exchange) classSet {
+func (p *Proxy) primaryFailover(x *Exchange) upstream.Classes {
 	for _, ci := range x.Order {
 		if c := &x.Candidates[ci]; c.Primary {
-			return x.Upstreams[c.Provider].failover
+			return x.Upstreams[c.Provider].FailoverOn
 		}
 	}
 	if len(x.Order) > 0 {
-		return x.Upstreams[x.Candidates[x.Order[0]].Provider].failover
+		return x.Upstreams[x.Candidates[x.Order[0]].Provider].FailoverOn
 	}
 	return 0
 }
 
 // tryCandidate sends c, retrying on the same provider while its retry
 // policy allows, and returns the last attempt.
-func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *Upstream, res *record.Record) *attempt {
+func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstream, res *record.Record) *attempt {
 	for try := 0; ; try++ {
 		a := p.send(x, c, up)
 		res.Attempts++
 		if a.class == classNone || a.class == classCanceled {
 			return a
 		}
-		if try >= up.retryMax || !up.retryOn.has(a.class) || a.upstreamSaysNoRetry() {
+		if try >= up.Retry.Max || !up.Retry.On.Has(a.class.failure()) || a.upstreamSaysNoRetry() {
 			return a
 		}
 		wait := p.retryWait(up, try, a)
@@ -200,8 +201,8 @@ func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *Upstream, res *
 
 // retryWait is the provider's backoff, doubled per retry, or what the
 // upstream asked for in retry-after(-ms), capped at MaxRetryWait.
-func (p *Proxy) retryWait(up *Upstream, try int, a *attempt) time.Duration {
-	d := up.backoff << min(try, 16)
+func (p *Proxy) retryWait(up *upstream.Upstream, try int, a *attempt) time.Duration {
+	d := up.Retry.Backoff << min(try, 16)
 	if a.resp != nil {
 		if ra, ok := retryAfter(a.resp.Header, time.Now()); ok {
 			d = ra

@@ -79,7 +79,7 @@ func relayHeaders(x *Exchange, a *attempt) http.Header {
 	default:
 		x.Record.UpstreamRequestID = id
 	}
-	h[record.HeaderProvider] = a.up.nameValue
+	h[record.HeaderProvider] = a.up.NameHeader
 	h[record.HeaderChannelOrigin] = []string{a.cand.Origin}
 	return h
 }

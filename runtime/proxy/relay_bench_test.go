@@ -13,6 +13,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 var sseEvent = []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n")
@@ -79,7 +80,7 @@ func BenchmarkRelayStream(b *testing.B) {
 			up := &streamUpstream{n: n}
 			provs := testProviders()[:1]
 			provs[0].TimeoutMS = 30_000
-			ups, err := Resolve(&plan.Graph{Providers: provs}, func(string) (string, bool) { return "", false })
+			ups, err := upstream.Resolve(&plan.Graph{Providers: provs}, func(string) (string, bool) { return "", false })
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 // replayBody hands out head, then mid n times, then tail, one frame per
@@ -68,7 +69,7 @@ type benchCase struct {
 }
 
 func (c *benchCase) run(b *testing.B, frames int) {
-	ups, err := Resolve(&plan.Graph{Providers: translationProviders()}, func(string) (string, bool) { return "k", true })
+	ups, err := upstream.Resolve(&plan.Graph{Providers: translationProviders()}, func(string) (string, bool) { return "k", true })
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 // canned is one upstream answer. parts are handed out one per Read; a
@@ -154,7 +155,7 @@ func (c call) serve(t *testing.T, up *cannedUpstream) (record.Record, *flushCoun
 		provs = translationProviders()
 	}
 	env := map[string]string{"ANT": antSecret, "OAI": oaiSecret}
-	ups, err := Resolve(&plan.Graph{Providers: provs}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	ups, err := upstream.Resolve(&plan.Graph{Providers: provs}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}

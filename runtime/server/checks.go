@@ -26,7 +26,7 @@ func (s *Server) authenticate(x *exchange, anthropicToo bool) *dialect.Error {
 		}
 		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeMissingAPIKey, "no API key provided; send %s", how)
 	}
-	k, p, ok := x.snap.keyOf(key)
+	k, p, ok := x.snap.KeyOf(key)
 	if !ok {
 		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeInvalidAPIKey, "the API key is not valid")
 	}

@@ -38,7 +38,7 @@ func (s *Server) decide(x *exchange, route plan.Route) (decision, *dialect.Error
 		return d, noCandidateError(g, p, x.rec.Model)
 	}
 	d.used, d.read = capsUsed(p, d.cands, route, &x.caps)
-	d.sel = plan.Select(d.cands, d.used, x.snap.onFidelityLoss(x.profile), x.order)
+	d.sel = plan.Select(d.cands, d.used, x.snap.OnFidelityLoss(x.profile), x.order)
 	x.order = d.sel.Attempt[:0] // keep the grown buffer for the next request
 	if d.sel.Rejected {
 		return d, fidelityError(g, d, x.rec.Model)

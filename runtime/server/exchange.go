@@ -15,6 +15,7 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/watchdog"
 )
 
@@ -24,9 +25,9 @@ type exchange struct {
 	w       trackingWriter
 	r       *http.Request
 	dialect dialect.Writer
-	snap    *Snapshot
+	snap    *snapshot.Snapshot
 	profile int // -1 until the key is known
-	key     int // index into Graph.Keys; -1 for an admin acting on a key's behalf
+	key     int // index into Graph.Keys; -1 until the key is known
 	body    proxy.Body
 	caps    caps.Reader
 	order   []int

@@ -116,7 +116,7 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Candidates: d.cands,
 		Order:      d.sel.Attempt,
 		Admission: admission.Request{
-			Graph: g, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
+			Snapshot: x.snap, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
 		},
 		Record: &x.rec,
 	}

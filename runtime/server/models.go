@@ -45,7 +45,7 @@ func (s *Server) listModels(x *exchange, d plan.Dialect, id string) *dialect.Err
 	if e := s.authenticate(x, true); e != nil {
 		return e
 	}
-	names := x.snap.models[x.profile][dialectIndex(d)]
+	names := x.snap.Models(x.profile, d)
 	if id == "" {
 		x.dialect.WriteModelList(&x.w, names, x.r.URL.Query())
 		x.rec.Status = http.StatusOK

@@ -76,13 +76,13 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 // returns admin.ErrUnknownKey when the policy has no such key.
 func (s *Server) Preflight(w http.ResponseWriter, r *http.Request, key string) error {
 	snap := s.snap.Load()
-	profile, ok := snap.keyProfile(key)
+	ki, profile, ok := snap.KeyNamed(key)
 	if !ok {
 		return fmt.Errorf("%w: %q", admin.ErrUnknownKey, truncate(key, 80))
 	}
 	route, e := preflightRoute(r)
 	x := s.newExchange(w, r, routeAdminPreflight, route.Dialect())
-	x.snap, x.profile, x.rec.OnBehalfOf = snap, profile, key
+	x.snap, x.key, x.profile, x.rec.OnBehalfOf = snap, ki, profile, key
 	x.rec.Profile = snap.Graph.Profiles[profile].Name
 	s.runPreflight(x, route, e, s.readRequest)
 	return nil
@@ -137,7 +137,7 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 	prof := &g.Profiles[x.profile]
 	a := preflightAnswer{
 		Note: preflightNote, Route: route, Model: x.rec.Model, Profile: prof.Name, Key: x.rec.OnBehalfOf,
-		RequireCaps: prof.RequireCaps, OnFidelityLoss: x.snap.onFidelityLoss(x.profile),
+		RequireCaps: prof.RequireCaps, OnFidelityLoss: x.snap.OnFidelityLoss(x.profile),
 		Capabilities: capsRead{Read: d.read, Used: d.used}, Lossy: d.sel.Lossy,
 		AttemptOrder: make([]dialect.Candidate, 0, len(d.sel.Attempt)),
 		PassedOver:   make([]dialect.Candidate, 0, len(d.sel.Passed)),
