@@ -5,8 +5,7 @@ import "math"
 // Number consumes the value at pos and, if it is a number, returns its
 // literal, grammar-checked. A value of another kind is skipped.
 func (s *Scanner) Number() ([]byte, bool) {
-	if s.Kind() != Number {
-		s.Skip()
+	if !s.at(Number) {
 		return nil, false
 	}
 	tok := s.number()

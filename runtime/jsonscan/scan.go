@@ -53,6 +53,7 @@ const (
 
 var kindNames = [...]string{"invalid", "object", "array", "string", "number", "true", "false", "null"}
 
+// String returns the kind's name: object, array, ..., or invalid.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -111,6 +112,16 @@ func (s *Scanner) Pos() int { return s.pos }
 func (s *Scanner) Kind() Kind {
 	c := s.peek() // 0 at the end and after an error, and kindOf[0] is Invalid
 	return kindOf[c]
+}
+
+// at reports whether the value at pos is of kind k, and skips it if not:
+// every typed read consumes a value of another kind and reads nothing.
+func (s *Scanner) at(k Kind) bool {
+	if s.Kind() == k {
+		return true
+	}
+	s.Skip()
+	return false
 }
 
 // End checks that nothing but whitespace follows the value just read; it is

@@ -10,8 +10,7 @@ import (
 // contents raw, between the quotes and with escapes as written; Unquote
 // decodes them and Equal compares them. A value of another kind is skipped.
 func (s *Scanner) RawString() ([]byte, bool) {
-	if s.Kind() != String {
-		s.Skip()
+	if !s.at(String) {
 		return nil, false
 	}
 	v := s.str()

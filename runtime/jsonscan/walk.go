@@ -11,8 +11,7 @@ type Members struct {
 // kind is skipped and yields no members: a reader does not guess at shapes
 // it does not expect. A caller that must tell the two apart asks Kind first.
 func (s *Scanner) Object() Members {
-	if s.Kind() != Object {
-		s.Skip()
+	if !s.at(Object) {
 		return Members{s: s, n: -1}
 	}
 	s.pos++
@@ -57,8 +56,7 @@ type Elements struct {
 // Array starts reading the value at pos as an array. A value of another kind
 // is skipped and yields no elements.
 func (s *Scanner) Array() Elements {
-	if s.Kind() != Array {
-		s.Skip()
+	if !s.at(Array) {
 		return Elements{s: s, n: -1}
 	}
 	s.pos++
