@@ -26,8 +26,8 @@ func present(s *jsonscan.Scanner) bool {
 }
 
 // moreThanOne reports whether the value is a number greater than 1. It
-// compares as a float, not jsonscan's Uint, because clients may send 2.0 or
-// 1e1 for n and the upstream accepts them.
+// parses a float rather than using jsonscan's Uint: 2.0 and 1e1 ask for
+// several choices as plainly as 2 does.
 func moreThanOne(s *jsonscan.Scanner) bool {
 	tok, ok := s.Number()
 	if !ok {
