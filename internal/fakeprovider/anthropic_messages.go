@@ -132,7 +132,7 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 	if thinking && forced {
 		return nil, badRequest("Thinking may not be enabled when tool_choice forces tool use.", "")
 	}
-	cached := bytes.Contains(x.body, []byte(`"cache_control"`))
+	cached := x.usage.Split || bytes.Contains(x.body, []byte(`"cache_control"`))
 	t := &messageTurn{id: x.s.newID("msg_"), model: req.Model, usage: newAnthropicUsage(conv.textBytes, cached)}
 	budget := *req.MaxTokens
 	if thinking {
@@ -200,7 +200,11 @@ func (t *messageTurn) appendMessage(b []byte, final bool) []byte {
 		b = append(b, `null,"stop_sequence":null`...)
 	}
 	b = append(b, `,"stop_details":null,"usage":`...)
-	b = appendAnthropicUsage(b, t.usage, final)
+	shape := usageStart
+	if final {
+		shape = usageMessage
+	}
+	b = appendAnthropicUsage(b, t.usage, shape)
 	return append(b, '}')
 }
 

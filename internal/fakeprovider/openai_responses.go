@@ -38,7 +38,7 @@ func (x *exchange) responses() {
 	if !ok {
 		return
 	}
-	t, err := x.s.newResponseTurn(req)
+	t, err := x.newResponseTurn(req)
 	if err != nil {
 		x.fail(err)
 		return
@@ -53,15 +53,22 @@ func (x *exchange) responses() {
 	x.writeBody(200, *buf)
 }
 
-func (s *Server) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) {
+func validateResponsesRequest(req *wireRequest) *apiError {
 	switch {
 	case req.Model == "":
-		return nil, badRequest("you must provide a model parameter", "")
+		return badRequest("you must provide a model parameter", "")
 	case !present(req.Input):
-		return nil, badRequest("Missing required parameter: 'input'.", "input")
+		return badRequest("Missing required parameter: 'input'.", "input")
 	case req.MaxOutputTokens != nil && *req.MaxOutputTokens < minMaxOutputTokens:
-		return nil, badRequest("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= "+
+		return badRequest("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= "+
 			strconv.Itoa(minMaxOutputTokens)+", but got "+strconv.Itoa(*req.MaxOutputTokens)+" instead.", "max_output_tokens")
+	}
+	return nil
+}
+
+func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) {
+	if err := validateResponsesRequest(req); err != nil {
+		return nil, err
 	}
 	conv, err := req.responsesConversation()
 	if err != nil {
@@ -71,20 +78,17 @@ func (s *Server) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) {
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
 	}
+	s := x.s
 	t := &responseTurn{
 		id: s.newID("resp_"), model: req.Model, createdAt: time.Now().Unix(),
 		instructions: req.Instructions, maxOutput: firstSet(req.MaxOutputTokens),
 		tools: req.Tools, toolChoice: req.ToolChoice,
-		usage: newOpenAIUsage(conv.textBytes),
+		usage: newOpenAIUsage(conv.textBytes, x.usage.Split),
 	}
 	if req.Reasoning != nil {
 		t.effort = req.Reasoning.Effort
 	}
-	reasoning, limit := reasoningTokens(t.effort), t.maxOutput
-	if limit >= 0 {
-		reasoning = min(reasoning, limit)
-		limit -= reasoning
-	}
+	reasoning, limit := x.usage.reasoningBudget(t.effort, t.maxOutput)
 	if reasoning > 0 {
 		t.items = append(t.items, responseItem{kind: "reasoning", id: s.newID("rs_")})
 	}

@@ -44,6 +44,8 @@ type Options struct {
 	RecordLimit int
 	// Faults are injected from the start; SetFaults changes them.
 	Faults Faults
+	// Usage shapes reported usage from the start; SetUsage changes it.
+	Usage Usage
 }
 
 // maxBodyBytes bounds a request body, like the real APIs do.
@@ -56,6 +58,7 @@ type Server struct {
 	key     []byte
 	models  []string
 	faults  faultState
+	usage   atomic.Pointer[Usage]
 	rec     recorder
 	calls   atomic.Int64
 	ids     atomic.Uint64
@@ -81,6 +84,7 @@ func New(opts Options) (*Server, error) {
 		s.rec.limit = DefaultRecordLimit
 	}
 	s.faults.set(opts.Faults)
+	s.SetUsage(opts.Usage)
 	var seed [8]byte
 	_, _ = rand.Read(seed[:])
 	s.idSeed = binary.LittleEndian.Uint64(seed[:])
@@ -135,6 +139,7 @@ type exchange struct {
 	req       wireRequest
 	parseErr  error
 	faults    Faults
+	usage     Usage
 	// compat marks a call to an Anthropic server's OpenAI-compatible layer.
 	compat bool
 }
@@ -167,6 +172,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !sleepCtx(r.Context(), f.FirstByteDelay) {
 		return
 	}
+	usage, usageErr := s.usageFor(r.Header)
+	x.usage = usage
 	switch {
 	case fail:
 		x.fail(injectedError(f))
@@ -174,6 +181,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// authorized has answered.
 	case tooLarge:
 		x.fail(&apiError{status: http.StatusRequestEntityTooLarge, message: "request body is too large"})
+	case usageErr != nil:
+		x.fail(usageErr)
 	default:
 		s.route(r.Method, r.URL.Path)(x)
 	}
