@@ -95,7 +95,7 @@ func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	if err != nil {
 		return nil, badRequest(err.Error(), "messages")
 	}
-	call, choice, err := req.toolCall()
+	call, choice, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
 	}

@@ -74,7 +74,7 @@ func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) 
 	if err != nil {
 		return nil, badRequest(err.Error(), "input")
 	}
-	call, _, err := req.toolCall()
+	call, _, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
 	}
@@ -100,7 +100,10 @@ func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) 
 		return t, nil
 	}
 	rep := newReply(ReplyText(conv.lastUser), nil, limit)
-	t.items = append(t.items, responseItem{kind: "message", id: s.newID("msg_"), rep: rep})
+	// Reasoning that spends the whole budget leaves no message at all.
+	if rep.tokens() > 0 || !rep.truncated {
+		t.items = append(t.items, responseItem{kind: "message", id: s.newID("msg_"), rep: rep})
+	}
 	t.incomplete = rep.truncated
 	t.usage.completion += rep.tokens()
 	return t, nil

@@ -97,13 +97,17 @@ type toolCall struct {
 
 func (c *toolCall) tokens() int { return textTokens(c.name) + textTokens(c.arguments) }
 
-// toolCall reads tools and tool_choice and decides on a call.
-func (r *wireRequest) toolCall() (*toolCall, toolChoice, error) {
+// toolCall reads tools and tool_choice and decides on a call. After a tool
+// result the model answers in text, unless tool_choice forces a call.
+func (r *wireRequest) toolCall(afterToolResult bool) (*toolCall, toolChoice, error) {
 	choice, err := parseToolChoice(r.ToolChoice)
 	if err != nil {
 		return nil, choice, err
 	}
 	call, err := chooseTool(r.Tools, choice)
+	if afterToolResult && choice.mode == choiceAuto {
+		call = nil
+	}
 	return call, choice, err
 }
 
