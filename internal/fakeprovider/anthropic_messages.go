@@ -123,6 +123,10 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 	if err != nil {
 		return nil, badRequest(err.Error(), "")
 	}
+	format, apiErr := req.anthropicFormat()
+	if apiErr != nil {
+		return nil, apiErr
+	}
 	call, choice, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest("tool_choice: "+err.Error(), "")
@@ -134,7 +138,7 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 	}
 	cached := x.usage.Split || bytes.Contains(x.body, []byte(`"cache_control"`))
 	t := &messageTurn{id: x.s.newID("msg_"), model: req.Model, usage: newAnthropicUsage(conv.textBytes, cached)}
-	plan := answerPlan{lastUser: conv.lastUser, stops: req.StopSequences, budget: *req.MaxTokens, call: call, forced: forced}
+	plan := answerPlan{lastUser: conv.lastUser, stops: req.StopSequences, budget: *req.MaxTokens, call: call, forced: forced, format: format}
 	if thinking && !t.think(&plan) {
 		t.stopReason = "max_tokens"
 	} else {
@@ -154,12 +158,13 @@ type answerPlan struct {
 	budget int
 	call   *toolCall
 	forced bool
+	format outputFormat
 }
 
 // think adds the thinking block, which counts toward max_tokens, and
 // reports whether it left room for an answer.
 func (t *messageTurn) think(p *answerPlan) bool {
-	thought := newReply(thinkingText(p.lastUser), nil, p.budget)
+	thought := newReply(thinkingText(p.lastUser), nil, p.budget, pieces)
 	t.blocks = append(t.blocks, contentBlock{kind: "thinking", rep: thought, signature: thinkingSignature(thought.text)})
 	t.usage.thinking = thought.tokens()
 	p.budget -= thought.tokens()
@@ -167,19 +172,19 @@ func (t *messageTurn) think(p *answerPlan) bool {
 }
 
 // addAnswer appends the visible answer: a tool call (introduced by a
-// sentence unless the call was forced, as Claude does), or text cut by stop
-// sequences and the token budget.
+// sentence unless the call was forced, as Claude does), or text in the
+// requested format cut by stop sequences and the token budget.
 func (t *messageTurn) addAnswer(s *Server, p *answerPlan) {
 	if p.call != nil {
 		if !p.forced {
-			intro := newReply("I'll use the "+p.call.name+" tool.", nil, -1)
+			intro := newReply("I'll use the "+p.call.name+" tool.", nil, -1, pieces)
 			t.blocks = append(t.blocks, contentBlock{kind: "text", rep: intro})
 		}
 		t.blocks = append(t.blocks, contentBlock{kind: "tool_use", id: s.newID("toolu_"), call: p.call})
 		t.stopReason = "tool_use"
 		return
 	}
-	rep := newReply(ReplyText(p.lastUser), p.stops, p.budget)
+	rep := p.format.reply(p.lastUser, p.stops, p.budget)
 	if rep.tokens() > 0 {
 		t.blocks = append(t.blocks, contentBlock{kind: "text", rep: rep})
 	}

@@ -95,6 +95,10 @@ func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	if err != nil {
 		return nil, badRequest(err.Error(), "messages")
 	}
+	format, apiErr := x.chatFormat(req, &conv)
+	if apiErr != nil {
+		return nil, apiErr
+	}
 	call, choice, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
@@ -104,7 +108,7 @@ func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	if !x.compat { // Anthropic's compatible layer ignores reasoning_effort.
 		reasoning, limit = x.usage.reasoningBudget(req.ReasoningEffort, limit)
 	}
-	t.rep = newReply(ReplyText(conv.lastUser), stops, limit)
+	t.rep = format.reply(conv.lastUser, stops, limit)
 	// The compatible layer reports no breakdowns, split or not.
 	t.usage = newOpenAIUsage(conv.textBytes, x.usage.Split && !x.compat)
 	t.perChoice, t.finish = t.rep.tokens(), t.rep.finish()
@@ -114,6 +118,19 @@ func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	t.usage.completion = n * (t.perChoice + reasoning)
 	t.usage.reasoning = n * reasoning
 	return t, nil
+}
+
+// chatFormat reads response_format, which Anthropic's compatible layer
+// ignores.
+func (x *exchange) chatFormat(req *wireRequest, conv *conversation) (outputFormat, *apiError) {
+	if x.compat {
+		return outputFormat{kind: formatText}, nil
+	}
+	f, err := readFormat(req.ResponseFormat, "response_format", true)
+	if err == nil {
+		err = f.requireJSONWord(conv, "messages", "response_format", "messages")
+	}
+	return f, err
 }
 
 // choiceCount returns n: 1..128 for OpenAI, exactly 1 on Anthropic's

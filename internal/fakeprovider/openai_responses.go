@@ -16,11 +16,11 @@ type responseTurn struct {
 	instructions string
 	maxOutput    int // -1: not set
 	effort       string
-	// tools and toolChoice are echoed back as the request sent them.
-	tools, toolChoice json.RawMessage
-	items             []responseItem
-	incomplete        bool
-	usage             openAIUsage
+	// tools, toolChoice and format are echoed back as the request sent them.
+	tools, toolChoice, format json.RawMessage
+	items                     []responseItem
+	incomplete                bool
+	usage                     openAIUsage
 }
 
 // responseItem is one output item: reasoning, a message or a function call.
@@ -74,6 +74,10 @@ func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) 
 	if err != nil {
 		return nil, badRequest(err.Error(), "input")
 	}
+	format, rawFormat, apiErr := req.responsesFormat(&conv)
+	if apiErr != nil {
+		return nil, apiErr
+	}
 	call, _, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
@@ -82,7 +86,7 @@ func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) 
 	t := &responseTurn{
 		id: s.newID("resp_"), model: req.Model, createdAt: time.Now().Unix(),
 		instructions: req.Instructions, maxOutput: firstSet(req.MaxOutputTokens),
-		tools: req.Tools, toolChoice: req.ToolChoice,
+		tools: req.Tools, toolChoice: req.ToolChoice, format: rawFormat,
 		usage: newOpenAIUsage(conv.textBytes, x.usage.Split),
 	}
 	if req.Reasoning != nil {
@@ -99,7 +103,7 @@ func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) 
 		t.usage.completion += call.tokens()
 		return t, nil
 	}
-	rep := newReply(ReplyText(conv.lastUser), nil, limit)
+	rep := format.reply(conv.lastUser, nil, limit)
 	// Reasoning that spends the whole budget leaves no message at all.
 	if rep.tokens() > 0 || !rep.truncated {
 		t.items = append(t.items, responseItem{kind: "message", id: s.newID("msg_"), rep: rep})
@@ -156,7 +160,9 @@ func (t *responseTurn) appendResponse(b []byte, final bool) []byte {
 	}
 	b = append(b, `],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":`...)
 	b = appendStringOrNull(b, t.effort)
-	b = append(b, `,"summary":null},"service_tier":"default","store":true,"temperature":1.0,"text":{"format":{"type":"text"},"verbosity":"medium"},"tool_choice":`...)
+	b = append(b, `,"summary":null},"service_tier":"default","store":true,"temperature":1.0,"text":{"format":`...)
+	b = appendRawOr(b, t.format, `{"type":"text"}`)
+	b = append(b, `,"verbosity":"medium"},"tool_choice":`...)
 	b = appendRawOr(b, t.toolChoice, `"auto"`)
 	b = append(b, `,"tools":`...)
 	b = appendRawOr(b, t.tools, `[]`)

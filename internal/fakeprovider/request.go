@@ -46,8 +46,18 @@ type wireRequest struct {
 	TopP        json.RawMessage `json:"top_p"`
 	TopK        json.RawMessage `json:"top_k"`
 
+	// Answer formats: Chat's response_format, the Responses API's
+	// text.format, Anthropic's output_config.format.
+	ResponseFormat json.RawMessage `json:"response_format"`
+	Text           *formatHolder   `json:"text"`
+	OutputConfig   *formatHolder   `json:"output_config"`
+
 	EncodingFormat string `json:"encoding_format"`
 	Dimensions     int    `json:"dimensions"`
+}
+
+type formatHolder struct {
+	Format json.RawMessage `json:"format"`
 }
 
 type wireMessage struct {
@@ -75,17 +85,19 @@ func present(raw json.RawMessage) bool {
 
 // conversation is what the fake reads from a prompt: how much text it holds
 // (prompt tokens derive from it), the user's last words (the reply echoes
-// them) and whether it ends with a tool result.
+// them), whether it ends with a tool result and whether it says "json".
 type conversation struct {
 	textBytes int
 	lastUser  string
 	// afterToolResult: the last message is a tool result, which the model
 	// answers in text unless tool_choice forces another call.
 	afterToolResult bool
+	mentionsJSON    bool
 }
 
 func (c *conversation) add(text string) {
 	c.textBytes += len(text)
+	c.mentionsJSON = c.mentionsJSON || containsJSONWord(text)
 }
 
 // said records a message of the user's; tool results are not their words,
@@ -123,7 +135,9 @@ func (r *wireRequest) messagesConversation() (conversation, error) {
 
 // responsesConversation reads instructions and input (Responses API).
 func (r *wireRequest) responsesConversation() (conversation, error) {
-	c := conversation{textBytes: len(r.Instructions) + len(r.Tools)}
+	var c conversation
+	c.add(r.Instructions)
+	c.textBytes += len(r.Tools)
 	var s string
 	if json.Unmarshal(r.Input, &s) == nil {
 		c.add(s)
