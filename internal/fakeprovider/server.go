@@ -1,6 +1,8 @@
 // Package fakeprovider is a deterministic stand-in for the OpenAI and
 // Anthropic APIs. It speaks their wire formats closely enough for the
-// official SDKs, reports realistic usage, records what it receives and
+// official SDKs, reports realistic usage (every breakdown, or other
+// servers' stream shapes, on demand: see Usage), answers structured output
+// with JSON that follows the requested schema, records what it receives and
 // injects faults on demand. pistra's end-to-end tests, load benchmark and
 // `make run` use it as the upstream.
 //
