@@ -90,14 +90,22 @@ var streamCases = []streamCase{
 		flags: []Event{0, UsageOnly, Terminal}, want: Usage{InputTokens: 5, OutputTokens: 16, TotalTokens: 21, Reported: true}, ended: true},
 	{name: "chat usage-only test is narrow", shape: ShapeChat,
 		events: []string{
-			chunkNone + `,"service_tier":"default","obfuscation":"x1y2","provider":"OpenAI","x_groq":{"id":"req_1"},` + chatUsage + "}", // metadata only
-			chunkNone + `,"citations":["https://example.com"],` + chatUsage + "}",                                                          // a member it cannot classify
-			chunkNone + `,"choices":[{"index":0,"delta":{"content":"x"}}],` + chatUsage + "}",                                              // choices given twice
-			chunkHead + `"choices":null,` + chatUsage + "}",                                                                                 // choices not an array
-			chunkHead + chatUsage + "}",                                                                                                     // no choices
-			chunkNone + `,"usage":null}`,                                                                                                    // no usage
-			chunkNone + `,"usage":[]}`,                                                                                                      // usage not an object
-			chunkNone + `,"usag\u0065":{"prompt_tokens":1}}`,                                                                                // a spelling it does not read
+			// metadata only
+			chunkNone + `,"service_tier":"default","obfuscation":"x1y2","provider":"OpenAI","x_groq":{"id":"req_1"},` + chatUsage + "}",
+			// a member it cannot classify
+			chunkNone + `,"citations":["https://example.com"],` + chatUsage + "}",
+			// choices given twice
+			chunkNone + `,"choices":[{"index":0,"delta":{"content":"x"}}],` + chatUsage + "}",
+			// choices not an array
+			chunkHead + `"choices":null,` + chatUsage + "}",
+			// no choices
+			chunkHead + chatUsage + "}",
+			// no usage
+			chunkNone + `,"usage":null}`,
+			// usage not an object
+			chunkNone + `,"usage":[]}`,
+			// a spelling it does not read
+			chunkNone + `,"usag\u0065":{"prompt_tokens":1}}`,
 		},
 		flags: []Event{UsageOnly, 0, 0, 0, 0, 0, 0, 0}, want: chatUsageWant},
 	{name: "chat mid-stream error", shape: ShapeChat,
