@@ -161,12 +161,13 @@ func (c call) serve(t *testing.T, up *cannedUpstream) (record.Record, *flushCoun
 	}
 	raw := GetBuffer()
 	*raw = append(*raw, c.body...)
-	f, err := dialect.FindModel(*raw)
+	h, err := dialect.ReadHead(*raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var body Body
-	body.Reset(raw, f)
+	body.Reset(raw, h.Model)
+	body.SetStream(h.Stream)
 	defer body.Release()
 	client := httptest.NewRequest("POST", "/v1/x", nil)
 	for k, v := range c.header {
@@ -230,7 +231,7 @@ var oaiChunks = []string{
 	"data: [DONE]\n\n",
 }
 
-func sse(parts []string) canned {
+func sseReply(parts []string) canned {
 	return canned{status: 200, header: map[string]string{"Content-Type": "text/event-stream"}, parts: parts}
 }
 

@@ -31,7 +31,7 @@ func sseData(t *testing.T, body string) (data, events []string) {
 // translated, usage last when asked for, model the upstream's.
 func TestTranslatedStreamToOpenAIClient(t *testing.T) {
 	body := `{"model":"public","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
-	up := newCanned(map[string][]canned{"ant.test": {sse(antEvents)}})
+	up := newCanned(map[string][]canned{"ant.test": {sseReply(antEvents)}})
 	res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
 	if res.Status != 200 || res.Cut || res.Err != nil || w.Header().Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("result %+v headers %v", res, w.Header())
@@ -91,7 +91,7 @@ func TestTranslatedStreamToOpenAIClient(t *testing.T) {
 // line, and the Anthropic headers the client sent stay behind.
 func TestTranslatedStreamToAnthropicClient(t *testing.T) {
 	body := `{"model":"public","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	up := newCanned(map[string][]canned{"oai.test": {sse(oaiChunks)}})
+	up := newCanned(map[string][]canned{"oai.test": {sseReply(oaiChunks)}})
 	res, w := call{route: plan.RouteMessages, body: body, cands: []plan.Candidate{toOAI},
 		header: map[string]string{"Anthropic-Version": "2023-06-01", "Anthropic-Beta": "b1", "X-Api-Key": "client-key"}}.serve(t, up)
 	if res.Status != 200 || res.Cut || res.Err != nil {
@@ -125,8 +125,9 @@ func TestTranslatedStreamBreaks(t *testing.T) {
 		name  string
 		reply canned
 	}{
-		{"ends before message_stop", sse(antEvents[:4])},
-		{"read fails", canned{status: 200, parts: antEvents[:4], readErr: errors.New("connection reset")}},
+		{"ends before message_stop", sseReply(antEvents[:4])},
+		{"read fails", canned{status: 200, header: map[string]string{"Content-Type": "text/event-stream"}, parts: antEvents[:4],
+			readErr: errors.New("connection reset")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,7 +150,7 @@ func TestTranslatedStreamBreaks(t *testing.T) {
 func TestTranslatedStreamUpstreamErrorEvent(t *testing.T) {
 	body := `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	overloaded := "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
-	up := newCanned(map[string][]canned{"ant.test": {sse(append(append([]string(nil), antEvents[:3]...), overloaded))}})
+	up := newCanned(map[string][]canned{"ant.test": {sseReply(append(append([]string(nil), antEvents[:3]...), overloaded))}})
 	res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
 	if res.Status != 200 || res.Cut || !errors.Is(res.Err, translate.ErrUpstreamReported) ||
 		!strings.Contains(res.Err.Error(), "Overloaded") {
@@ -165,7 +166,7 @@ func TestTranslatedStreamUpstreamErrorEvent(t *testing.T) {
 // is not sent stream_options; the client's stream still ends whole.
 func TestTranslatedStreamWithoutStreamUsage(t *testing.T) {
 	body := `{"model":"public","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	up := newCanned(map[string][]canned{"oai-strict.test": {sse(oaiChunks)}})
+	up := newCanned(map[string][]canned{"oai-strict.test": {sseReply(oaiChunks)}})
 	res, w := call{route: plan.RouteMessages, body: body, cands: []plan.Candidate{toOAIStrict}}.serve(t, up)
 	if res.Status != 200 || res.Cut || res.Err != nil {
 		t.Fatalf("result %+v", res)
