@@ -15,11 +15,10 @@ type frame struct {
 	content      bool // a member that carries, or may carry, output
 }
 
-// read walks an event's top-level members. Where each shape puts usage:
-// chat at the top of a chunk; Responses in the response object of its
-// terminal events; Anthropic in message_start's message and at the top of
-// each message_delta. Usage is read wherever it appears, whatever the
-// event's type, so member order never matters to the single forward pass.
+// read walks an event's top-level members. Usage is read wherever the
+// shape puts it whatever the event's type says, since "type" may come
+// after it and the scan is a single forward pass; in practice only the
+// events that should carry usage do.
 func (f *frame) read(s *jsonscan.Scanner, shape Shape) {
 	v := vocabOf(shape)
 	for m := s.Object(); m.Next(); {
