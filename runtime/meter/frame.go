@@ -70,9 +70,9 @@ func (f *frame) replaceUsage(s *jsonscan.Scanner, v *vocab) {
 }
 
 // chatMember reads one member of a chat chunk. For the usage-only test,
-// content is defined narrowly as anything that is not known to be
-// metadata: choices with elements (or that are not an array), and every
-// member not listed in chatMetadata. Erring toward content is the safe
+// content is defined narrowly as anything that is not known to carry no
+// output: choices with elements (or that are not an array), and every
+// member not listed in chatMetadata, unless it is null. Erring toward content is the safe
 // side, since a chunk wrongly kept costs the client an extra usage chunk
 // while one wrongly dropped loses output.
 func (f *frame) chatMember(s *jsonscan.Scanner, v *vocab, key []byte) {
@@ -86,7 +86,7 @@ func (f *frame) chatMember(s *jsonscan.Scanner, v *vocab, key []byte) {
 	case "usage":
 		f.replaceUsage(s, v)
 	default:
-		if !chatMetadata(key) {
+		if s.Kind() != jsonscan.Null && !chatMetadata(key) {
 			f.content = true
 		}
 		s.Skip()

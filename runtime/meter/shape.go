@@ -45,8 +45,8 @@ const (
 	// any content is content, and content is read broadly: any member but
 	// the chunk's identity and routing metadata (id, object, created,
 	// model, system_fingerprint, service_tier, obfuscation, and the
-	// provider and x_groq members OpenRouter and Groq add), so a chunk
-	// that could hold output is never dropped.
+	// provider and x_groq members OpenRouter and Groq add) and members
+	// that are null, so a chunk that could hold output is never dropped.
 	UsageOnly Event = 1 << iota
 	// Terminal marks the event that ends a complete stream: chat's
 	// [DONE], Responses' response.completed, response.incomplete or
