@@ -33,3 +33,28 @@ func Counter(t testing.TB, reg prometheus.Gatherer, name string, labels map[stri
 	}
 	return sum
 }
+
+// Gauge reads the sample of gauge name whose labels include labels, or 0
+// when there is none.
+func Gauge(t testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
+					continue next
+				}
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return 0
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/catalog"
 )
 
@@ -29,6 +30,15 @@ type Controller interface {
 	// Catalog lists the serving snapshot's routable channels, each claim's
 	// age counted up to now.
 	Catalog(now time.Time) CatalogReport
+	// Budgets lists every open budget bucket with its exact figures.
+	Budgets() []budget.BucketReport
+}
+
+// BudgetsReport is GET /admin/v1/budgets: every bucket this node has open,
+// those of a budget a reload removed included while they drain.
+type BudgetsReport struct {
+	AsOf    time.Time             `json:"as_of"`
+	Buckets []budget.BucketReport `json:"buckets"`
 }
 
 // ErrUnknownKey is wrapped by Controller.Preflight for a key name the
@@ -69,6 +79,7 @@ func Handler(token string, c Controller) (http.Handler, error) {
 	mux.HandleFunc("GET /admin/v1/status", a.status)
 	mux.HandleFunc("POST /admin/v1/preflight", a.preflight)
 	mux.HandleFunc("GET /admin/v1/catalog/report", a.catalog)
+	mux.HandleFunc("GET /admin/v1/budgets", a.budgets)
 	// Profiles of the running gateway, behind the same token: CPU and heap
 	// are how a latency or overhead question gets answered in production.
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
@@ -138,6 +149,10 @@ func (a *api) preflight(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) catalog(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, a.c.Catalog(time.Now()))
+}
+
+func (a *api) budgets(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, BudgetsReport{AsOf: time.Now().UTC(), Buckets: a.c.Budgets()})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

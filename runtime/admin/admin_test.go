@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/catalog"
 )
 
@@ -34,6 +35,10 @@ func (f *fakeController) Preflight(w http.ResponseWriter, r *http.Request, key s
 
 func (f *fakeController) Catalog(now time.Time) CatalogReport {
 	return CatalogReport{SourceHash: f.status.SourceHash, AsOf: now, Channels: []catalog.Row{{Provider: "p", Channel: "c"}}}
+}
+
+func (f *fakeController) Budgets() []budget.BucketReport {
+	return []budget.BucketReport{{Budget: "team-daily", Bucket: "dev", Limit: 100, Spent: 40, Held: 7}}
 }
 
 func TestHandlerRefusesEmptyToken(t *testing.T) {
@@ -64,6 +69,8 @@ func TestAdminRoutes(t *testing.T) {
 		{"preflight needs the admin token", "POST", "/admin/v1/preflight?key=dev", "Bearer dev", nil, 401, 0, 0},
 		{"catalog report", "GET", "/admin/v1/catalog/report", "Bearer s3cret", nil, 200, 0, 0},
 		{"catalog report needs the admin token", "GET", "/admin/v1/catalog/report", "", nil, 401, 0, 0},
+		{"budgets", "GET", "/admin/v1/budgets", "Bearer s3cret", nil, 200, 0, 0},
+		{"budgets need the admin token", "GET", "/admin/v1/budgets", "", nil, 401, 0, 0},
 		{"heap profile", "GET", "/debug/pprof/heap?debug=1", "Bearer s3cret", nil, 200, 0, 0},
 		{"profiles need the admin token", "GET", "/debug/pprof/heap", "", nil, 401, 0, 0},
 	}
@@ -92,6 +99,11 @@ func TestAdminRoutes(t *testing.T) {
 				var st Status
 				if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.SourceHash != "abc" || !st.LoadedAt.Equal(loaded) {
 					t.Fatalf("status body %s (%v)", rec.Body, err)
+				}
+			case "/admin/v1/budgets":
+				var rep BudgetsReport
+				if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || len(rep.Buckets) != 1 || rep.Buckets[0].Held != 7 || rep.AsOf.IsZero() {
+					t.Fatalf("budgets body %s (%v)", rec.Body, err)
 				}
 			case "/admin/v1/catalog/report":
 				var rep CatalogReport

@@ -37,6 +37,8 @@ type Request struct {
 	// Body is the client's body as it arrived; a gate reads it, never
 	// keeps it.
 	Body []byte
+	// MaxOutput is the output limit the body states, 0 when none.
+	MaxOutput uint64
 }
 
 // Refusal is a gate's reason not to send a candidate.
@@ -76,7 +78,10 @@ type AdmitAll struct{}
 
 var _ Gate = AdmitAll{}
 
-func (AdmitAll) Admit(*Request, *plan.Candidate) (Ticket, *Refusal) { return nothingHeld{}, nil }
+func (AdmitAll) Admit(*Request, *plan.Candidate) (Ticket, *Refusal) { return NothingHeld, nil }
+
+// NothingHeld is the ticket of an admission that took nothing.
+var NothingHeld Ticket = nothingHeld{}
 
 type nothingHeld struct{}
 

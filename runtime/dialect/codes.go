@@ -4,7 +4,12 @@
 // the top-level "model" field of a request body.
 package dialect
 
-import "fmt"
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
 
 // Code is a stable, machine-readable pistra error code. Clients branch on
 // it: OpenAI-dialect errors carry it in error.code, Anthropic-dialect errors
@@ -75,6 +80,13 @@ const (
 	// CodeUpstreamTimeout (504): the upstream did not answer within the
 	// provider's timeout.
 	CodeUpstreamTimeout Code = "upstream_timeout"
+	// CodeBudgetExceeded (429): a budget the key's profile draws on has no
+	// room for the request until its window resets; the message names the
+	// budget and the reset, retry-after carries it.
+	CodeBudgetExceeded Code = "budget_exceeded"
+	// CodeBudgetError (503): the budget ledger could not answer, so the
+	// request could not be held against its budget.
+	CodeBudgetError Code = "budget_error"
 	// CodeNotReady (503): no policy snapshot is active yet.
 	CodeNotReady Code = "not_ready"
 	// CodeInternal (500): a bug in pistrad; the request id finds the log.
@@ -91,6 +103,28 @@ type Error struct {
 	Param string
 	// Fidelity details a fidelity_loss refusal; nil for every other error.
 	Fidelity *Fidelity
+	// RetryAfter, when set, is when the request may succeed again; it is
+	// sent as retry-after.
+	RetryAfter time.Duration
+}
+
+// maxSDKWait is the longest retry-after the official SDKs wait for; past
+// it they fall back to their own short backoff and would retry a refusal
+// that cannot succeed yet.
+const maxSDKWait = time.Minute
+
+// SetRetryHeaders sets retry-after from e.RetryAfter, in whole seconds
+// rounded up, and x-should-retry: false when the wait is longer than an
+// SDK would honour, so its retries do not hammer a refusal that stands.
+func (e *Error) SetRetryHeaders(h http.Header) {
+	if e.RetryAfter <= 0 {
+		return
+	}
+	secs := (e.RetryAfter + time.Second - 1) / time.Second
+	h.Set("Retry-After", strconv.FormatInt(int64(secs), 10))
+	if e.RetryAfter > maxSDKWait {
+		h.Set("X-Should-Retry", "false")
+	}
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }

@@ -30,6 +30,10 @@ var (
 type Head struct {
 	Model  ModelField
 	Stream StreamFields
+	// MaxOutput is the largest output limit the body states (max_tokens,
+	// max_completion_tokens or max_output_tokens), 0 when it states none:
+	// what a budget hold expects the answer to use at most.
+	MaxOutput uint64
 }
 
 // FindModel is ReadHead's model, for callers that need nothing else.
@@ -74,6 +78,11 @@ func ReadHead(body []byte) (Head, error) {
 			s.Skip()
 		case jsonscan.Equal(key, "stream_options"):
 			h.Stream.readOptions(&s)
+		case jsonscan.Equal(key, "max_tokens"), jsonscan.Equal(key, "max_completion_tokens"),
+			jsonscan.Equal(key, "max_output_tokens"):
+			if n, ok := s.Uint(); ok {
+				h.MaxOutput = max(h.MaxOutput, n)
+			}
 		default:
 			s.Skip()
 		}

@@ -81,3 +81,22 @@ func BenchmarkAppendRequest(b *testing.B) {
 		dst = AppendRequest(dst[:0], body, &h, "upstream-model", true)
 	}
 }
+
+func TestMaxOutput(t *testing.T) {
+	for body, want := range map[string]uint64{
+		`{"model":"m"}`:                                            0,
+		`{"model":"m","max_tokens":256}`:                           256,
+		`{"model":"m","max_completion_tokens":90}`:                 90,
+		`{"model":"m","max_output_tokens":4096}`:                   4096,
+		`{"model":"m","max_tokens":10,"max_completion_tokens":20}`: 20,
+		`{"model":"m","max_tokens":-1}`:                            0,
+		`{"model":"m","max_tokens":1.5}`:                           0,
+		`{"model":"m","max_tokens":"8"}`:                           0,
+		`{"model":"m","messages":[{"max_tokens":9}]}`:              0,
+	} {
+		h, err := ReadHead([]byte(body))
+		if err != nil || h.MaxOutput != want {
+			t.Errorf("%s: MaxOutput %d, %v; want %d", body, h.MaxOutput, err, want)
+		}
+	}
+}

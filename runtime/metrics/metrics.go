@@ -29,6 +29,9 @@ type Metrics struct {
 	skipped   *prometheus.CounterVec
 	streams   *prometheus.CounterVec
 	tokens    *prometheus.CounterVec
+	refusals  *prometheus.CounterVec
+	used      *prometheus.GaugeVec
+	buckets   *prometheus.GaugeVec
 	downgrade *prometheus.CounterVec
 	panics    prometheus.Counter
 	reloads   *prometheus.CounterVec
@@ -68,6 +71,18 @@ func New() *Metrics {
 			Name: "gen_ai_client_token_usage_total",
 			Help: "Tokens the providers reported using, by provider, upstream model (from the catalog) and token type (input, output, and the cached_input, cache_creation_input and reasoning subsets).",
 		}, []string{"gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_auth_failures_total",
+			Help: "Requests the gateway refused before any provider was tried, by reason (its pistra code: invalid_api_key, budget_exceeded, budget_error, ...).",
+		}, []string{"reason"}),
+		used: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pistra_budget_used_ratio",
+			Help: "The fraction of its limit drawn (spent and held) by the budget's fullest bucket of the current window, as of the last flush.",
+		}, []string{"budget"}),
+		buckets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pistra_budget_buckets",
+			Help: "Open buckets of the budget in the current window, by state: under their limit, or over (no room left).",
+		}, []string{"budget", "state"}),
 		downgrade: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pistra_channel_downgrade_total",
 			Help: "Capabilities a request uses that a candidate channel would drop, by what happened: the candidate was skipped for a lossless one, allowed lossy by policy, or the request was rejected.",
@@ -81,7 +96,7 @@ func New() *Metrics {
 			Help: "Policy bundle reloads, by result (applied or refused).",
 		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.skipped, m.streams, m.tokens, m.downgrade, m.panics, m.reloads,
+	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.skipped, m.streams, m.tokens, m.refusals, m.used, m.buckets, m.downgrade, m.panics, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -139,6 +154,23 @@ func (m *Metrics) Tokens(provider, model string, u *meter.Usage) {
 			m.tokens.WithLabelValues(provider, model, t.typ).Add(float64(t.n))
 		}
 	}
+}
+
+// Refused records a request refused before any provider was tried.
+func (m *Metrics) Refused(reason string) { m.refusals.WithLabelValues(reason).Inc() }
+
+// ResetBudgets forgets the budget gauges before a flush republishes them,
+// so a budget no longer in use stops being reported.
+func (m *Metrics) ResetBudgets() {
+	m.used.Reset()
+	m.buckets.Reset()
+}
+
+// Budget publishes one budget's fullest bucket and its bucket counts.
+func (m *Metrics) Budget(name string, worst float64, under, over int) {
+	m.used.WithLabelValues(name).Set(worst)
+	m.buckets.WithLabelValues(name, "under").Set(float64(under))
+	m.buckets.WithLabelValues(name, "over").Set(float64(over))
 }
 
 // Downgrade actions: what became of a capability a candidate would drop.

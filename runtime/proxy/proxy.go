@@ -67,6 +67,9 @@ type Exchange struct {
 	Admission admission.Request
 	// Record receives what the attempt loop did and what the answer was.
 	Record *record.Record
+	// outcome is what the gate is told at settlement; kept here so telling
+	// it allocates nothing.
+	outcome admission.Outcome
 }
 
 // Serve runs the attempt loop for x and relays the answer. Each candidate
@@ -82,6 +85,7 @@ func (p *Proxy) Serve(x *Exchange) {
 	}
 	var last *attempt
 	var held admission.Ticket
+	defer release(&held) // no claim outlives the request, whatever happens
 	var refused *dialect.Error
 	for _, ci := range x.Order {
 		c := &x.Candidates[ci]
@@ -112,7 +116,7 @@ func (p *Proxy) Serve(x *Exchange) {
 		res.Tried, res.Origin = c, c.Origin
 		if last.class == classNone {
 			p.relay(x, last, res)
-			settle(held, res)
+			x.settle(&held)
 			return
 		}
 		if last.class == classCanceled {
@@ -126,16 +130,20 @@ func (p *Proxy) Serve(x *Exchange) {
 		p.answer(x, res, cmp.Or(refused, Unservable(x.Body.Requested())))
 		return
 	}
-	if p.answerFailure(x, last, res) && held != nil {
-		settle(held, res)
-	} else {
-		release(&held)
+	if p.answerFailure(x, last, res) {
+		x.settle(&held)
 	}
 }
 
-// settle closes t on the answer res relayed.
-func settle(t admission.Ticket, res *record.Record) {
-	t.Settle(&admission.Outcome{Status: res.Status, Complete: res.Err == nil, Usage: res.Usage, Source: res.UsageFrom})
+// settle closes *t, if any, on the answer relayed, and forgets it.
+func (x *Exchange) settle(t *admission.Ticket) {
+	if *t == nil {
+		return
+	}
+	res := x.Record
+	x.outcome = admission.Outcome{Status: res.Status, Complete: res.Err == nil, Usage: res.Usage, Source: res.UsageFrom}
+	(*t).Settle(&x.outcome)
+	*t = nil
 }
 
 // release gives back *t, if any, and forgets it, so nothing is closed twice.

@@ -29,9 +29,11 @@ type exchange struct {
 	profile int // -1 until the key is known
 	key     int // index into Graph.Keys; -1 until the key is known
 	body    proxy.Body
-	caps    caps.Reader
-	order   []int
-	px      proxy.Exchange
+	// maxOutput is the output limit the body states, 0 when none.
+	maxOutput uint64
+	caps      caps.Reader
+	order     []int
+	px        proxy.Exchange
 	// rec is what the request was, for the headers, the log and the
 	// metrics alike.
 	rec record.Record
@@ -86,6 +88,9 @@ func (s *Server) finish(x *exchange) {
 		x.rec.Status = x.w.status
 	}
 	s.metrics.Request(x.rec.Route, x.rec.ProviderLabel(), x.rec.Status, d)
+	if x.rec.Code != "" && x.rec.Attempts == 0 {
+		s.metrics.Refused(string(x.rec.Code))
+	}
 	if c := x.rec.Served; c != nil && x.rec.Usage.Reported {
 		s.metrics.Tokens(x.rec.Provider, c.Model, &x.rec.Usage)
 	}

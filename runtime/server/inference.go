@@ -75,6 +75,7 @@ func (s *Server) readRequest(x *exchange, route plan.Route) *dialect.Error {
 		return modelFieldError(err)
 	}
 	x.body.SetStream(h.Stream)
+	x.maxOutput = h.MaxOutput
 	x.rec.Model = h.Model.Name
 	x.caps.Reset(route, x.body.Bytes())
 	return nil
@@ -118,6 +119,7 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Order:      d.sel.Attempt,
 		Admission: admission.Request{
 			Snapshot: x.snap, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
+			MaxOutput: x.maxOutput,
 		},
 		Record: &x.rec,
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/pistra/pistra/runtime/budget"
 	"time"
 
 	"github.com/pistra/pistra/runtime/admin"
@@ -67,3 +68,6 @@ func (s *Server) Catalog(now time.Time) admin.CatalogReport {
 	}
 	return admin.CatalogReport{SourceHash: g.SourceHash, AsOf: now.UTC(), Channels: rows}
 }
+
+// Budgets reports every open budget bucket's exact figures.
+func (s *Server) Budgets() []budget.BucketReport { return s.budgets.Report() }

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/admin"
-	"github.com/pistra/pistra/runtime/admission"
+	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
@@ -55,8 +55,9 @@ type Options struct {
 	Upstream http.RoundTripper
 	// MaxRetryWait caps a retry's backoff or retry-after (default 10s).
 	MaxRetryWait time.Duration
-	// Gate admits each candidate before it is sent; nil admits every one.
-	Gate admission.Gate
+	// Ledger keeps budget spend (default: in this process's memory, so
+	// budgets are per process).
+	Ledger budget.Ledger
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (default proxy.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
@@ -69,11 +70,16 @@ type Server struct {
 	metrics *metrics.Metrics
 	scrape  http.Handler
 	proxy   *proxy.Proxy
-	public  *http.Server
-	admin   *http.Server
-	pubLn   net.Listener
-	adminLn net.Listener
-	errs    chan error
+	budgets *budget.Gate
+	// stopFlush ends the budget flush loop; flushed is closed once it has
+	// made its last flush.
+	stopFlush context.CancelFunc
+	flushed   chan struct{}
+	public    *http.Server
+	admin     *http.Server
+	pubLn     net.Listener
+	adminLn   net.Listener
+	errs      chan error
 
 	snap     atomic.Pointer[snapshot.Snapshot]
 	ready    atomic.Bool
@@ -89,7 +95,9 @@ func New(o Options) (*Server, error) {
 	o = withDefaults(o)
 	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), errs: make(chan error, 2)}
 	s.scrape = s.metrics.Handler()
-	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: o.Gate, MaxAnswerBytes: o.MaxAnswerBytes}
+	s.budgets = budget.New(o.Ledger, s.metrics, time.Now)
+	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: s.budgets,
+		MaxAnswerBytes: o.MaxAnswerBytes}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {
@@ -138,6 +146,9 @@ func withDefaults(o Options) Options {
 	if o.MaxRetryWait <= 0 {
 		o.MaxRetryWait = 10 * time.Second
 	}
+	if o.Ledger == nil {
+		o.Ledger = budget.NewMemory()
+	}
 	return o
 }
 
@@ -154,6 +165,9 @@ func (s *Server) Start() error {
 	}
 	go s.serve(s.public, s.pubLn)
 	go s.serve(s.admin, s.adminLn)
+	ctx, stop := context.WithCancel(context.Background())
+	s.stopFlush, s.flushed = stop, make(chan struct{})
+	go func() { s.budgets.Run(ctx); close(s.flushed) }()
 	s.ready.Store(true)
 	s.log.Info("listening", "public", s.pubLn.Addr().String(), "admin", s.adminLn.Addr().String())
 	return nil
@@ -190,6 +204,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
 	}
 	wg.Wait()
+	if s.stopFlush != nil {
+		s.stopFlush() // in-flight requests are settled: flush what they spent
+		<-s.flushed
+	}
 	if err := errors.Join(errs...); err != nil {
 		s.public.Close()
 		s.admin.Close()

@@ -44,6 +44,7 @@ type errorDetails struct {
 // "details":{"error_code",...}},"request_id"}.
 func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Error) {
 	w.Header().Set("request-id", requestID)
+	e.SetRetryHeaders(w.Header())
 	dialect.WriteJSON(w, e.Status, errorJSON(requestID, e))
 }
 

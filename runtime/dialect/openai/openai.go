@@ -43,6 +43,7 @@ func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Er
 	}
 	b, _ := json.Marshal(errorBody{Error: obj}) // strings and capability sets: cannot fail
 	w.Header().Set("x-request-id", requestID)
+	e.SetRetryHeaders(w.Header())
 	dialect.WriteJSON(w, e.Status, b)
 }
 

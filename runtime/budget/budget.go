@@ -1,0 +1,173 @@
+// Package budget holds token budgets: before a candidate is sent, a hold
+// for what the request is expected to cost is taken on every bucket its
+// profile draws on; when the answer is in, the hold is replaced by what the
+// provider reported. A limit is checked and held in one step under the
+// bucket's lock, so concurrent requests can never both take its last room,
+// and long streams admitted together cannot overrun it: their expected
+// cost is already held while they run.
+//
+// A bucket keeps three quantities: the cluster-wide total it last read
+// from the Ledger, this node's settled spend not yet written there, and
+// its live holds. Flush, every FlushInterval, writes the second to the
+// ledger and re-reads the first, so a node learns what the others spent
+// within one interval.
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/pistra/pistra/runtime/admission"
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// FlushInterval is how often spend is written to the ledger and the
+// cluster-wide totals re-read: the bound on what a node does not yet know
+// of its siblings' spend, and on what a crash loses.
+const FlushInterval = 500 * time.Millisecond
+
+// Refusal reasons, as pistra_failover_skipped_total and
+// pistra_auth_failures_total label them.
+const (
+	ReasonExceeded = "budget_exceeded"
+	ReasonError    = "budget_error"
+)
+
+// Gate admits candidates against the budgets of the request's profile. It
+// implements admission.Gate and is safe for concurrent use.
+type Gate struct {
+	ledger  Ledger
+	metrics *metrics.Metrics
+	now     func() time.Time
+
+	mu      sync.RWMutex
+	buckets map[Key]*bucket
+
+	// flushMu serializes flushes.
+	flushMu   sync.Mutex
+	keys      []Key
+	totals    []uint64
+	deltas    []Delta
+	flushBufs []*bucket
+
+	tickets sync.Pool
+}
+
+var _ admission.Gate = (*Gate)(nil)
+
+// New returns a gate keeping its totals in ledger. now is the clock
+// (time.Now in pistrad); windows roll by it, in UTC.
+func New(ledger Ledger, m *metrics.Metrics, now func() time.Time) *Gate {
+	g := &Gate{ledger: ledger, metrics: m, now: now, buckets: map[Key]*bucket{}}
+	g.tickets.New = func() any { return &ticket{g: g} }
+	return g
+}
+
+// Admit holds, on every budget of the request's profile, what candidate c
+// is expected to cost, or refuses c naming the first budget without room.
+func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket, *admission.Refusal) {
+	gr := r.Snapshot.Graph
+	prof := &gr.Profiles[r.Profile]
+	if len(prof.Budgets) == 0 {
+		return admission.NothingHeld, nil
+	}
+	now := g.now()
+	t := g.tickets.Get().(*ticket)
+	t.reset(r, c)
+	for _, bi := range prof.Budgets {
+		b := &gr.Budgets[bi]
+		if refusal := g.hold(t, r, c, b, now); refusal != nil {
+			t.Release()
+			return nil, refusal
+		}
+	}
+	return t, nil
+}
+
+// hold takes c's expected cost on b's bucket for r into t.
+func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.Budget, now time.Time) *admission.Refusal {
+	cost, err := t.price(b, estimate(r))
+	if err != nil {
+		return errorRefusal(b, err)
+	}
+	bk, err := g.bucket(b, bucketName(r, b), now)
+	if err != nil {
+		return errorRefusal(b, err)
+	}
+	if !bk.take(cost, b.Limit) {
+		wait := bk.reset.Sub(now)
+		return &admission.Refusal{Reason: ReasonExceeded, Error: &dialect.Error{
+			Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: wait,
+			Message: fmt.Sprintf("budget %q has no room for this request (limit %d per %s); its window resets at %s",
+				b.Name, b.Limit, b.Window, bk.reset.Format(time.RFC3339)),
+		}}
+	}
+	t.add(bk, b, cost)
+	return nil
+}
+
+func errorRefusal(b *plan.Budget, err error) *admission.Refusal {
+	return &admission.Refusal{Reason: ReasonError, Error: dialect.Errorf(http.StatusServiceUnavailable,
+		dialect.CodeBudgetError, "budget %q could not be checked: %v", b.Name, err)}
+}
+
+// bucketName is whose bucket of b the request draws on: its key's or its
+// profile's.
+func bucketName(r *admission.Request, b *plan.Budget) string {
+	gr := r.Snapshot.Graph
+	if b.Per == plan.PerProfile || r.Key < 0 {
+		return gr.Profiles[r.Profile].Name
+	}
+	return gr.Keys[r.Key].Name
+}
+
+// ErrLedger wraps what the ledger said when a bucket's total could not be
+// read.
+var ErrLedger = errors.New("budget ledger unavailable")
+
+// bucket returns b's bucket named name for the window now falls in,
+// reading its cluster-wide total from the ledger when it is new here.
+func (g *Gate) bucket(b *plan.Budget, name string, now time.Time) (*bucket, error) {
+	start, reset := window(b.Window, now)
+	k := Key{Budget: b.Name, Bucket: name, Window: start.Unix()}
+	g.mu.RLock()
+	bk := g.buckets[k]
+	g.mu.RUnlock()
+	if bk != nil {
+		return bk, nil
+	}
+	var total [1]uint64
+	if err := g.ledger.Read([]Key{k}, total[:]); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedger, err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if bk = g.buckets[k]; bk == nil {
+		bk = &bucket{key: k, start: start, reset: reset, limit: b.Limit, durable: total[0]}
+		g.buckets[k] = bk
+	}
+	return bk, nil
+}
+
+// window is the window of kind w that t falls in, by wall clock in UTC.
+func window(w plan.Window, t time.Time) (start, reset time.Time) {
+	t = t.UTC()
+	switch w {
+	case plan.WindowMinute:
+		start = t.Truncate(time.Minute)
+		return start, start.Add(time.Minute)
+	case plan.WindowHour:
+		start = t.Truncate(time.Hour)
+		return start, start.Add(time.Hour)
+	case plan.WindowMonth:
+		start = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		return start, start.AddDate(0, 1, 0)
+	}
+	start = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return start, start.AddDate(0, 0, 1)
+}

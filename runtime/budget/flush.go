@@ -1,0 +1,173 @@
+package budget
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Run flushes every FlushInterval until ctx ends, then once more, so
+// what was settled before a clean stop reaches the ledger.
+func (g *Gate) Run(ctx context.Context) {
+	t := time.NewTicker(FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			_ = g.Flush()
+			return
+		case <-t.C:
+			_ = g.Flush() // a failed flush keeps its spend for the next
+		}
+	}
+}
+
+// Flush writes the spend settled since the last flush to the ledger,
+// re-reads every open bucket's cluster-wide total, drops buckets whose
+// window is over and that hold nothing, and republishes the budget
+// metrics. On a ledger error the spend stays unflushed for the next try.
+func (g *Gate) Flush() error {
+	g.flushMu.Lock()
+	defer g.flushMu.Unlock()
+	g.collect()
+	if err := g.write(); err != nil {
+		return err
+	}
+	if err := g.ledger.Read(g.keys, g.totals); err != nil {
+		return fmt.Errorf("budget flush: read: %w", err)
+	}
+	for i, bk := range g.flushBufs {
+		bk.mu.Lock()
+		bk.durable, bk.flushing = g.totals[i], 0
+		bk.mu.Unlock()
+	}
+	g.sweep()
+	g.publish()
+	return nil
+}
+
+// collect lists the open buckets and moves each one's unflushed spend to
+// flushing, where it is still counted until the ledger has it.
+func (g *Gate) collect() {
+	g.flushBufs, g.keys, g.deltas = g.flushBufs[:0], g.keys[:0], g.deltas[:0]
+	g.mu.RLock()
+	for _, bk := range g.buckets {
+		g.flushBufs = append(g.flushBufs, bk)
+	}
+	g.mu.RUnlock()
+	for _, bk := range g.flushBufs {
+		bk.mu.Lock()
+		bk.flushing = sat(bk.flushing, bk.unflushed)
+		if bk.unflushed > 0 {
+			g.deltas = append(g.deltas, Delta{Key: bk.key, Spent: bk.unflushed})
+		}
+		bk.unflushed = 0
+		bk.mu.Unlock()
+		g.keys = append(g.keys, bk.key)
+	}
+	g.totals = slices.Grow(g.totals[:0], len(g.keys))[:len(g.keys)]
+}
+
+// write adds the collected deltas to the ledger, or on failure puts them
+// back as unflushed.
+func (g *Gate) write() error {
+	if len(g.deltas) == 0 {
+		return nil
+	}
+	if err := g.ledger.Add(g.deltas); err != nil {
+		for _, bk := range g.flushBufs {
+			bk.mu.Lock()
+			bk.unflushed, bk.flushing = sat(bk.unflushed, bk.flushing), 0
+			bk.mu.Unlock()
+		}
+		return fmt.Errorf("budget flush: write: %w", err)
+	}
+	return nil
+}
+
+// sweep forgets buckets whose window is over and that hold nothing more:
+// their spend is in the ledger.
+func (g *Gate) sweep() {
+	now := g.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for k, bk := range g.buckets {
+		bk.mu.Lock()
+		idle := bk.held == 0 && bk.unflushed == 0 && bk.flushing == 0
+		bk.mu.Unlock()
+		if idle && !now.Before(bk.reset) {
+			delete(g.buckets, k)
+		}
+	}
+}
+
+// publish sets pistra_budget_used_ratio to each budget's fullest bucket of
+// the current window and counts its buckets under and over their limit.
+func (g *Gate) publish() {
+	if g.metrics == nil {
+		return
+	}
+	type view struct {
+		worst       float64
+		under, over int
+	}
+	now := g.now()
+	views := map[string]*view{}
+	for _, bk := range g.flushBufs {
+		if now.Before(bk.start) || !now.Before(bk.reset) {
+			continue // a bucket still draining from a window that is over
+		}
+		s := bk.state()
+		v := views[bk.key.Budget]
+		if v == nil {
+			v = &view{}
+			views[bk.key.Budget] = v
+		}
+		used := sat(s.spent, s.held)
+		if s.limit > 0 {
+			v.worst = max(v.worst, float64(used)/float64(s.limit))
+		}
+		if used >= s.limit {
+			v.over++
+		} else {
+			v.under++
+		}
+	}
+	g.metrics.ResetBudgets()
+	for name, v := range views {
+		g.metrics.Budget(name, v.worst, v.under, v.over)
+	}
+}
+
+// BucketReport is one bucket's exact figures.
+type BucketReport struct {
+	Budget      string    `json:"budget"`
+	Bucket      string    `json:"bucket"`
+	WindowStart time.Time `json:"window_start"`
+	Reset       time.Time `json:"reset"`
+	Limit       uint64    `json:"limit"`
+	// Spent is settled spend: the cluster-wide total last read plus what
+	// this node settled since.
+	Spent uint64 `json:"spent"`
+	Held  uint64 `json:"held"`
+}
+
+// Report lists every bucket this node has open, including those of
+// budgets a reload removed that still drain, sorted.
+func (g *Gate) Report() []BucketReport {
+	g.mu.RLock()
+	out := make([]BucketReport, 0, len(g.buckets))
+	for _, bk := range g.buckets {
+		s := bk.state()
+		out = append(out, BucketReport{Budget: bk.key.Budget, Bucket: bk.key.Bucket, WindowStart: bk.start,
+			Reset: bk.reset, Limit: s.limit, Spent: s.spent, Held: s.held})
+	}
+	g.mu.RUnlock()
+	slices.SortFunc(out, func(a, b BucketReport) int {
+		return cmp.Or(strings.Compare(a.Budget, b.Budget), strings.Compare(a.Bucket, b.Bucket), a.WindowStart.Compare(b.WindowStart))
+	})
+	return out
+}

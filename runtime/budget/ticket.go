@@ -1,0 +1,126 @@
+package budget
+
+import (
+	"fmt"
+
+	"github.com/pistra/pistra/runtime/admission"
+	"github.com/pistra/pistra/runtime/expr"
+	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/snapshot"
+)
+
+// ticket is what one admission holds: an amount on each bucket of the
+// profile's budgets, priced for one candidate. Tickets are pooled.
+type ticket struct {
+	g      *Gate
+	snap   *snapshot.Snapshot
+	served expr.Served
+	holds  []hold
+}
+
+type hold struct {
+	bucket *bucket
+	budget *plan.Budget
+	amount uint64
+}
+
+var _ admission.Ticket = (*ticket)(nil)
+
+func (t *ticket) reset(r *admission.Request, c *plan.Candidate) {
+	t.snap = r.Snapshot
+	t.served = expr.Served{Model: c.Model, Backend: r.Snapshot.Graph.Providers[c.Provider].Name}
+	t.holds = t.holds[:0]
+}
+
+func (t *ticket) add(bk *bucket, b *plan.Budget, amount uint64) {
+	t.holds = append(t.holds, hold{bucket: bk, budget: b, amount: amount})
+}
+
+// Release gives every hold back.
+func (t *ticket) Release() { t.close(nil) }
+
+// Settle replaces every hold with what the answer cost: the provider's
+// figures when it reported usage; the hold itself when it answered 2xx
+// and reported nothing, since letting spend that happened go free is the
+// error that compounds; nothing when it never answered successfully.
+func (t *ticket) Settle(o *admission.Outcome) { t.close(o) }
+
+func (t *ticket) close(o *admission.Outcome) {
+	if t.snap == nil {
+		return // closed already: a second close must not touch a reused ticket
+	}
+	for _, h := range t.holds {
+		var spent uint64
+		switch {
+		case o == nil:
+		case o.Usage.Reported:
+			c, err := t.cost(h.budget, o.Usage)
+			if err != nil {
+				c = h.amount // the expression failed on real figures: charge the hold
+			}
+			spent = c
+		case o.Status/100 == 2:
+			spent = h.amount
+		}
+		h.bucket.settle(h.amount, spent)
+	}
+	t.holds, t.snap = t.holds[:0], nil
+	t.g.tickets.Put(t)
+}
+
+// defaultOutput is the output a hold expects when the request states no
+// limit.
+const defaultOutput = 1024
+
+// estimate is the usage a hold expects: the body's bytes over four for
+// input, the request's stated output limit or defaultOutput for output.
+// Both are crude on purpose; settlement replaces them with the provider's
+// figures within the request's lifetime.
+func estimate(r *admission.Request) meter.Usage {
+	out := r.MaxOutput
+	if out == 0 {
+		out = defaultOutput
+	}
+	in := uint64(len(r.Body) / 4)
+	return meter.Usage{InputTokens: in, OutputTokens: out, TotalTokens: sat(in, out), Reported: true}
+}
+
+// price is what b holds for the estimate u. The token subsets (cached
+// input, cache writes, reasoning) are held at the count they are a subset
+// of, their most; a CEL expression sees the estimate with no subsets.
+func (t *ticket) price(b *plan.Budget, u meter.Usage) (uint64, error) {
+	switch b.CostType {
+	case plan.CostCachedInputToken, plan.CostCacheCreationInputToken:
+		return u.InputTokens, nil
+	case plan.CostReasoningToken:
+		return u.OutputTokens, nil
+	}
+	return t.cost(b, u)
+}
+
+// cost is what b charges for usage u on the candidate the ticket is for.
+func (t *ticket) cost(b *plan.Budget, u meter.Usage) (uint64, error) {
+	switch b.CostType {
+	case plan.CostInputToken:
+		return u.InputTokens, nil
+	case plan.CostOutputToken:
+		return u.OutputTokens, nil
+	case plan.CostCachedInputToken:
+		return u.CachedInputTokens, nil
+	case plan.CostCacheCreationInputToken:
+		return u.CacheCreationInputTokens, nil
+	case plan.CostReasoningToken:
+		return u.ReasoningTokens, nil
+	case plan.CostCEL:
+		c, err := t.snap.Programs.Cost(b.CostExpr, t.served, u)
+		if err != nil {
+			return 0, fmt.Errorf("cost expression: %w", err)
+		}
+		return c, nil
+	}
+	if u.TotalTokens == 0 {
+		return sat(u.InputTokens, u.OutputTokens), nil
+	}
+	return u.TotalTokens, nil
+}
