@@ -27,7 +27,10 @@ func newClock(t time.Time) *clock { c := &clock{}; c.set(t); return c }
 func (c *clock) set(t time.Time)  { c.t.Store(&t) }
 func (c *clock) now() time.Time   { return *c.t.Load() }
 
-func hashOf(k string) string { d := sha256.Sum256([]byte(k)); return "sha256:" + hex.EncodeToString(d[:]) }
+func hashOf(k string) string {
+	d := sha256.Sum256([]byte(k))
+	return "sha256:" + hex.EncodeToString(d[:])
+}
 
 // testSnapshot has two providers (cheap, dear), a profile "metered" drawing
 // on the budgets given, and a profile "free" on none; keys k0 and k1 are
