@@ -60,7 +60,7 @@ func TestPreflightAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := &okUpstream{}
+			up := okUpstream()
 			s, _ := fidelityServer(t)
 			s.proxy.Transport = up
 			rec := s.do(publicRequest{"POST", "/v1/preflight", body(tt.body, tt.model), map[string]string{"Authorization": "Bearer " + tt.key}})
@@ -77,8 +77,8 @@ func TestPreflightAnswers(t *testing.T) {
 				strings.Join(passed, ",") != tt.passed || v.Capabilities.Read != tt.read || v.AttemptOrder[0].Provider != v.Serve.Provider {
 				t.Errorf("answer %s", rec.Body)
 			}
-			if up.calls.Load() != 0 {
-				t.Errorf("preflight made %d upstream calls", up.calls.Load())
+			if up.Count() != 0 {
+				t.Errorf("preflight made %d upstream calls", up.Count())
 			}
 			for _, action := range []string{"skipped", "allowed", "rejected"} {
 				if n := downgrades(t, s, "vendor", "openai-compat", "strict_tools", action); n != 0 {
@@ -192,7 +192,7 @@ func TestPreflightPassesOverWhatTheProxyCannotDial(t *testing.T) {
 	g := testGraph()
 	g.Pools = []plan.Pool{{Name: "gpus", DNS: "gpus.test:8000", Scheme: "http"}}
 	g.Providers[0].BaseURL, g.Providers[0].Pool = "", 0
-	up := &okUpstream{}
+	up := okUpstream()
 	s := newTestServerWith(t, g, up)
 	bearer := map[string]string{"Authorization": "Bearer k-default"}
 	req := body(plainBody, "gpt")
@@ -204,7 +204,7 @@ func TestPreflightPassesOverWhatTheProxyCannotDial(t *testing.T) {
 	if pre.Code != real.Code || pre.Body.String() != real.Body.String() {
 		t.Errorf("preflight %d %s\nrequest   %d %s", pre.Code, pre.Body, real.Code, real.Body)
 	}
-	if up.calls.Load() != 0 {
-		t.Errorf("%d upstream calls", up.calls.Load())
+	if up.Count() != 0 {
+		t.Errorf("%d upstream calls", up.Count())
 	}
 }
