@@ -106,7 +106,8 @@ func NewUpstream(replies map[string][]Reply) *Upstream {
 
 // Unrecorded makes u keep no record of requests (Calls is empty; Count
 // still counts) and read their bodies into nothing, so that a benchmark's
-// allocs/op are the gateway's. Call it before u is used.
+// allocs/op are the gateway's plus one, the answer. Call it before u is
+// used.
 func (u *Upstream) Unrecorded() *Upstream {
 	u.unrecord = true
 	return u

@@ -2,60 +2,19 @@ package proxy
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httptrace"
+	"slices"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
-var sseEvent = []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n")
-
-// eventBody hands out one SSE event per Read, as a chunked upstream does.
-type eventBody struct{ left int }
-
-func (b *eventBody) Read(p []byte) (int, error) {
-	if b.left == 0 {
-		return 0, io.EOF
-	}
-	b.left--
-	return copy(p, sseEvent), nil
-}
-
-func (b *eventBody) Close() error { return nil }
-
-// streamUpstream answers every request with an event stream of n events,
-// reusing its response objects so the benchmark counts the gateway's
-// allocations, not the fake's.
-type streamUpstream struct {
-	n    int
-	body eventBody
-	resp http.Response
-}
-
-func (s *streamUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	consumeBody(r)
-	s.body.left = s.n
-	s.resp = http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
-		Body: &s.body, ContentLength: -1}
-	return &s.resp, nil
-}
-
-// consumeBody reads and closes a request body and reports the write done,
-// as net/http's transport does.
-func consumeBody(r *http.Request) []byte {
-	b, _ := io.ReadAll(r.Body)
-	r.Body.Close()
-	if t := httptrace.ContextClientTrace(r.Context()); t != nil && t.WroteRequest != nil {
-		t.WroteRequest(httptrace.WroteRequestInfo{})
-	}
-	return b
-}
+const sseEvent = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n"
 
 // flushRecorder is a ResponseWriter that discards the body and counts flushes.
 type flushRecorder struct {
@@ -75,7 +34,8 @@ func (w *flushRecorder) Flush()                      { w.flushes++ }
 func BenchmarkRelayStream(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			up := &streamUpstream{n: n}
+			// An event stream of n events, one per Read, as a chunked upstream sends them.
+			up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {testkit.SSE(slices.Repeat([]string{sseEvent}, n)...)}}).Unrecorded()
 			provs := testProviders()[:1]
 			provs[0].TimeoutMS = 30_000
 			ups, err := Resolve(&plan.Graph{Providers: provs}, func(string) (string, bool) { return "", false })
