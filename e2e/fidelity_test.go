@@ -15,6 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/runtime/plan"
+
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // keyLenient names a profile that forwards lossy requests.
@@ -125,7 +127,8 @@ func everythingParams(model string) openai.ChatCompletionNewParams {
 // downgrade reads pistra_channel_downgrade_total for one label set.
 func (e *env) downgrade(provider, channel, c, action string) float64 {
 	e.t.Helper()
-	return e.counter("pistra_channel_downgrade_total", map[string]string{"provider": provider, "channel": channel, "cap": c, "action": action})
+	return testkit.Counter(e.t, e.srv.Metrics().Registry(), "pistra_channel_downgrade_total",
+		map[string]string{"provider": provider, "channel": channel, "cap": c, "action": action})
 }
 
 // TestStrictToolsSkipCompatChannel: a strict-tools request is routed past

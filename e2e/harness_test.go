@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/server"
@@ -114,11 +113,6 @@ type policy struct {
 	// Template replaces policyTemplate, for tests that need a catalog of
 	// their own over the same fakes.
 	Template string
-}
-
-func hashKey(k string) string {
-	d := sha256.Sum256([]byte(k))
-	return "sha256:" + hex.EncodeToString(d[:])
 }
 
 // env is one running gateway with its fake upstreams.
@@ -222,7 +216,7 @@ func (e *env) loadBundle() (*plan.Graph, string, error) {
 func compilePolicy(t *testing.T, p policy) *plan.Graph {
 	t.Helper()
 	dir := t.TempDir()
-	tmpl := template.Must(template.New("policy").Funcs(template.FuncMap{"hash": hashKey}).Parse(cmp.Or(p.Template, policyTemplate)))
+	tmpl := template.Must(template.New("policy").Funcs(template.FuncMap{"hash": testkit.HashKey}).Parse(cmp.Or(p.Template, policyTemplate)))
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, p); err != nil {
 		t.Fatal(err)
@@ -248,11 +242,8 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
-// baseURL is the gateway as the OpenAI SDK wants it.
+// baseURL is the gateway's /v1 URL.
 func (e *env) baseURL() string { return "http://" + e.srv.PublicAddr() + "/v1/" }
-
-// rootURL is the gateway as the Anthropic SDK wants it.
-func (e *env) rootURL() string { return "http://" + e.srv.PublicAddr() + "/" }
 
 // adminDo sends an authenticated admin request.
 func (e *env) adminDo(method, path string) *http.Response {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 // buildPistrad compiles cmd/pistrad into a temporary directory.
@@ -116,7 +117,7 @@ func TestPistradProcess(t *testing.T) {
 			env = append(env, k+"="+v)
 		}
 		d := startDaemon(t, bin, append(env, "PISTRA_ADMIN_TOKEN=t"), "-bundle", e.bundlePath)
-		client := openaiClientAt("http://"+d.public+"/v1/", keyDefault)
+		client := sdkclient.OpenAI("http://"+d.public+"/v1/", keyDefault)
 		got, err := client.Chat.Completions.New(context.Background(), chatParams("fast"))
 		if err != nil || got.Choices[0].Message.Content != fakeprovider.ReplyText(prompt) {
 			t.Fatalf("chat through the daemon: %v", err)
