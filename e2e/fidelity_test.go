@@ -168,8 +168,8 @@ func TestStrictToolsSkipCompatChannel(t *testing.T) {
 // fidelityRefusal is what the tests read of error.pistra (OpenAI) or
 // error.details (Anthropic).
 type fidelityRefusal struct {
-	Used       []string        `json:"used"`
-	Candidates []wireCandidate `json:"candidates"`
+	Used       []string                `json:"used"`
+	Candidates []testkit.WireCandidate `json:"candidates"`
 }
 
 // lostBy renders a refusal as provider=lost caps, with each claim's source.
@@ -288,7 +288,7 @@ func TestRequireCapsOverridesAllow(t *testing.T) {
 		pf.Serve.Provider != "native-openai" || len(pf.AttemptOrder) != 1 {
 		t.Fatalf("preflight %d %+v", status, pf)
 	}
-	if got := pf.skipReasons(); got != "vendor/openai-compat:fidelity_loss[usage_details] relay/:not_served[]" {
+	if got := pf.SkipReasons(); got != "vendor/openai-compat:fidelity_loss[usage_details] relay/:not_served[]" {
 		t.Errorf("static skips %q", got)
 	}
 }

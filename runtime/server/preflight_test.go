@@ -7,39 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
-// preflightView is what the tests read of a preflight answer.
-type preflightView struct {
-	Performed      bool   `json:"performed"`
-	Note           string `json:"note"`
-	Route          string `json:"route"`
-	Profile        string `json:"profile"`
-	Key            string `json:"key"`
-	OnFidelityLoss string `json:"on_fidelity_loss"`
-	Capabilities   struct {
-		Read bool     `json:"read"`
-		Used []string `json:"used"`
-	} `json:"capabilities"`
-	Serve        candidateView   `json:"serve"`
-	Lossy        bool            `json:"lossy"`
-	AttemptOrder []candidateView `json:"attempt_order"`
-	PassedOver   []candidateView `json:"passed_over"`
-}
-
-type candidateView struct {
-	Provider string   `json:"provider"`
-	Channel  string   `json:"channel"`
-	Model    string   `json:"model"`
-	Origin   string   `json:"origin"`
-	Lost     []string `json:"lost"`
-}
-
-func decodePreflight(t *testing.T, b []byte) preflightView {
+func decodePreflight(t *testing.T, b []byte) testkit.Preflight {
 	t.Helper()
-	var v preflightView
+	var v testkit.Preflight
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("preflight answer %q: %v", b, err)
 	}
