@@ -16,6 +16,7 @@ import (
 
 	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/server"
 )
 
@@ -40,7 +41,7 @@ var defaultPolicyEnv = map[string]string{
 // e.openai stands for fake-openai, e.anthropic for fake-anthropic.
 func startDefaultPolicy(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, logs: &syncBuffer{}}
+	e := &env{t: t, logs: &testkit.SyncBuffer{}}
 	var openaiURL, anthropicURL string
 	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{
 		Dialect: fakeprovider.DialectOpenAI, Key: defaultPolicyEnv["PISTRA_FAKE_OPENAI_KEY"]})

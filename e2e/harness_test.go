@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"text/template"
 	"time"
@@ -122,7 +121,7 @@ type env struct {
 	policy                    policy
 	srv                       *server.Server
 	bundlePath                string
-	logs                      *syncBuffer
+	logs                      *testkit.SyncBuffer
 	stopped                   bool
 }
 
@@ -136,7 +135,7 @@ func start(t *testing.T) *env {
 // startWith is start serving the catalog and policy tmpl instead.
 func startWith(t *testing.T, tmpl string) *env {
 	t.Helper()
-	e := &env{t: t, logs: &syncBuffer{}}
+	e := &env{t: t, logs: &testkit.SyncBuffer{}}
 	var openaiURL, backupURL, anthropicURL string
 	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretOpenAI})
 	e.backup, backupURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretBackup})
@@ -258,22 +257,4 @@ func (e *env) adminDo(method, path string) *http.Response {
 		e.t.Fatal(err)
 	}
 	return resp
-}
-
-// syncBuffer collects the gateway's logs from concurrent handlers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
@@ -33,7 +34,7 @@ func buildPistrad(t *testing.T) string {
 type daemon struct {
 	cmd    *exec.Cmd
 	public string
-	logs   *syncBuffer
+	logs   *testkit.SyncBuffer
 	exited chan error
 }
 
@@ -52,7 +53,7 @@ func startDaemon(t *testing.T, bin string, env []string, args ...string) *daemon
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{cmd: cmd, logs: &syncBuffer{}, exited: make(chan error, 1)}
+	d := &daemon{cmd: cmd, logs: &testkit.SyncBuffer{}, exited: make(chan error, 1)}
 	lines := bufio.NewScanner(stderr)
 	for d.public == "" && lines.Scan() {
 		d.logs.Write(append(lines.Bytes(), '\n'))
