@@ -9,6 +9,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -36,4 +37,17 @@ func Anthropic(base, key string, opts ...aoption.RequestOption) anthropic.Client
 		all = append(all, aoption.WithAPIKey(key))
 	}
 	return anthropic.NewClient(append(all, opts...)...)
+}
+
+// ReadMessage reads an Anthropic message stream to its end and returns the
+// message its events make, or the first error: an event the SDK's
+// accumulator refuses, or the stream's own.
+func ReadMessage(stream *ssestream.Stream[anthropic.MessageStreamEventUnion]) (anthropic.Message, error) {
+	var msg anthropic.Message
+	for stream.Next() {
+		if err := msg.Accumulate(stream.Current()); err != nil {
+			return msg, err
+		}
+	}
+	return msg, stream.Err()
 }

@@ -273,13 +273,8 @@ func TestAnthropicSDKStreamAccumulates(t *testing.T) {
 			var sent []byte
 			params := anthropicParams()
 			stream := anthropicClient(serve(t, anthropicClientPair, fixture{file: c.file}, &sent)).Messages.NewStreaming(context.Background(), params)
-			var msg anthropic.Message
-			for stream.Next() {
-				if err := msg.Accumulate(stream.Current()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := stream.Err(); err != nil {
+			msg, err := sdkclient.ReadMessage(stream)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if !translate.OpenAIIncludeUsage(sent) {
