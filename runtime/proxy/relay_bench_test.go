@@ -34,8 +34,9 @@ func (w *flushRecorder) Flush()                      { w.flushes++ }
 func BenchmarkRelayStream(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			// An event stream of n events, one per Read, as a chunked upstream sends them.
-			up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {testkit.SSE(slices.Repeat([]string{sseEvent}, n)...)}}).Unrecorded()
+			// n events, one per Read, as a chunked upstream sends them.
+			events := testkit.SSE(slices.Repeat([]string{sseEvent}, n)...)
+			up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {events}}).Unrecorded()
 			provs := testProviders()[:1]
 			provs[0].TimeoutMS = 30_000
 			ups, err := Resolve(&plan.Graph{Providers: provs}, func(string) (string, bool) { return "", false })
