@@ -27,7 +27,7 @@ func (c *compiler) compileCEL() {
 		b := c.src.Budgets[i]
 		out := plan.Budget{Name: b.Name, Limit: b.Limit, Window: b.Window, Per: b.Per, CostType: b.Cost.Type,
 			CostExpr: -1, CostPerCall: b.CostPerCall, CostPerSession: b.CostPerSession}
-		if b.Cost.Type == "CEL" && b.Cost.CEL != nil {
+		if b.Cost.Type == plan.CostCEL && b.Cost.CEL != nil {
 			e, err := expr.CompileCost(*b.Cost.CEL)
 			if err != nil {
 				c.celError(path("budgets", i, "cost", "cel"), err)

@@ -13,20 +13,14 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 )
 
-// The vocabularies the schema leaves as plain strings, so that a wrong
-// value is reported with the accepted list instead of CUE's disjunction
-// dump.
+// The schema leaves vocabularies as plain strings, so that a wrong value is
+// reported with the accepted list instead of CUE's disjunction dump. Those
+// the graph carries are plan's lists (plan.FailureClasses, ...); these are
+// the rest.
 var (
-	dialects       = []string{string(plan.DialectOpenAI), string(plan.DialectAnthropic)}
-	tiers          = []string{string(plan.TierNative), string(plan.TierProviderCompat)}
-	authModes      = []string{"bearer", "x-api-key", "api-key"}
-	failureClasses = []string{"connect", "5xx", "429", "timeout"}
-	schemes        = []string{"http", "https"}
-	fidelityModes  = []string{"reject", "allow"}
-	windows        = []string{"minute", "hour", "day", "month"}
-	bucketScopes   = []string{"key", "profile"}
-	costTypes      = []string{"InputToken", "OutputToken", "TotalToken", "CachedInputToken",
-		"CacheCreationInputToken", "ReasoningToken", "CEL"}
+	dialects = []string{string(plan.DialectOpenAI), string(plan.DialectAnthropic)}
+	tiers    = []string{string(plan.TierNative), string(plan.TierProviderCompat)}
+	schemes  = []string{"http", "https"}
 	// credentialHeaders may only be sent from credential_env: a static
 	// header value would put the secret in the policy and in gen/.
 	credentialHeaders = []string{"authorization", "x-api-key", "api-key"}
@@ -39,7 +33,7 @@ var (
 // check runs every semantic check that needs nothing but the document
 // itself; cross-references between providers are in resolve.go.
 func (c *compiler) check() {
-	c.enum(path("on_fidelity_loss"), "on_fidelity_loss value", c.src.OnFidelityLoss, fidelityModes)
+	enum(c, path("on_fidelity_loss"), "on_fidelity_loss value", c.src.OnFidelityLoss, plan.LossActions)
 	for _, name := range sortedKeys(c.src.Providers) {
 		c.checkProvider(name, c.src.Providers[name])
 	}
@@ -70,7 +64,7 @@ func (c *compiler) checkProvider(name string, p srcProvider) {
 		c.errorf(at("credential_env"), "must name an environment variable (letters, digits and _, not starting with a digit), not hold the credential itself")
 	}
 	if p.Auth != nil {
-		c.enum(at("auth"), "auth", *p.Auth, authModes)
+		enum(c, at("auth"), "auth", *p.Auth, plan.AuthSchemes)
 	}
 	for _, h := range sortedKeys(p.Headers) {
 		switch {
@@ -114,7 +108,7 @@ func (c *compiler) checkResilience(name string, p srcProvider) {
 			c.duration(at("retries", "backoff"), *r.Backoff)
 		}
 		c.failureClasses(at("retries", "on"), r.On)
-		if i := slices.Index(r.On, "timeout"); i >= 0 && p.Timeout == nil {
+		if i := slices.Index(r.On, plan.FailureTimeout); i >= 0 && p.Timeout == nil {
 			c.errorf(at("retries", "on", i), "retrying on timeout needs a timeout; provider %q has none", name)
 		}
 	}
@@ -131,23 +125,15 @@ func (c *compiler) checkModelRoutes(at cue.Path, routes []string) {
 	}
 	for i, r := range routes {
 		if !slices.Contains(plan.Routes, plan.Route(r)) {
-			c.errorf(cue.MakePath(append(at.Selectors(), cue.Index(i))...), "unknown route %q (accepted: %s)", r, listOf(routeNames()))
+			c.errorf(cue.MakePath(append(at.Selectors(), cue.Index(i))...), "unknown route %q (accepted: %s)", r, listOf(plan.Names(plan.Routes)))
 		}
 	}
 }
 
-func routeNames() []string {
-	out := make([]string, len(plan.Routes))
-	for i, r := range plan.Routes {
-		out[i] = string(r)
-	}
-	return out
-}
-
 func (c *compiler) checkChannel(at cue.Path, ch srcChannel) {
 	field := func(name string) cue.Path { return cue.MakePath(append(at.Selectors(), cue.Str(name))...) }
-	dialectOK := c.enum(field("dialect"), "dialect", ch.Dialect, dialects)
-	c.enum(field("tier"), "tier", ch.Tier, tiers)
+	dialectOK := enum(c, field("dialect"), "dialect", ch.Dialect, dialects)
+	enum(c, field("tier"), "tier", ch.Tier, tiers)
 	if ch.BaseURL != nil {
 		c.checkURL(field("base_url"), *ch.BaseURL)
 	}
@@ -210,7 +196,7 @@ func (c *compiler) checkClaim(at cue.Path, field func(string) cue.Path, ch srcCh
 func (c *compiler) checkPool(name string, p srcPool) {
 	at := func(elems ...any) cue.Path { return path(append([]any{"pools", name}, elems...)...) }
 	c.hostPort(at("dns"), p.DNS)
-	c.enum(at("scheme"), "scheme", p.Scheme, schemes)
+	enum(c, at("scheme"), "scheme", p.Scheme, schemes)
 	if p.Picker != nil {
 		c.hostPort(at("picker"), *p.Picker)
 	}
@@ -220,11 +206,11 @@ func (c *compiler) checkPool(name string, p srcPool) {
 }
 
 // enum reports a value outside its vocabulary, listing the vocabulary.
-func (c *compiler) enum(at cue.Path, what, got string, accepted []string) bool {
+func enum[T ~string](c *compiler, at cue.Path, what string, got T, accepted []T) bool {
 	if slices.Contains(accepted, got) {
 		return true
 	}
-	c.errorf(at, "unknown %s %q (accepted: %s)", what, got, listOf(accepted))
+	c.errorf(at, "unknown %s %q (accepted: %s)", what, got, listOf(plan.Names(accepted)))
 	return false
 }
 
@@ -237,9 +223,9 @@ func (c *compiler) caps(at cue.Path, names []string) {
 	}
 }
 
-func (c *compiler) failureClasses(at cue.Path, classes []string) {
+func (c *compiler) failureClasses(at cue.Path, classes []plan.FailureClass) {
 	for i, cl := range classes {
-		c.enum(index(at, i), "failure class", cl, failureClasses)
+		enum(c, index(at, i), "failure class", cl, plan.FailureClasses)
 	}
 }
 

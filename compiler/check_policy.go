@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"cuelang.org/go/cue"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 var (
@@ -37,7 +39,7 @@ func (c *compiler) checkProfile(name string, p srcProfile) {
 	}
 	c.caps(at("require_caps"), p.RequireCaps)
 	if p.OnFidelityLoss != nil {
-		c.enum(at("on_fidelity_loss"), "on_fidelity_loss value", *p.OnFidelityLoss, fidelityModes)
+		enum(c, at("on_fidelity_loss"), "on_fidelity_loss value", *p.OnFidelityLoss, plan.LossActions)
 	}
 	if p.PoolSubset != nil {
 		if subsets := c.subsetNames(); !slices.Contains(subsets, *p.PoolSubset) {
@@ -113,16 +115,16 @@ func (c *compiler) checkBudgets() {
 	duplicates(c, at, "name", c.src.Budgets, func(b srcBudget) string { return b.Name }, "budget name")
 	for i, b := range c.src.Budgets {
 		field := func(elems ...any) cue.Path { return path(append([]any{"budgets", i}, elems...)...) }
-		c.enum(field("window"), "window", b.Window, windows)
-		c.enum(field("per"), "per", b.Per, bucketScopes)
-		if !c.enum(field("cost", "type"), "cost type", b.Cost.Type, costTypes) {
+		enum(c, field("window"), "window", b.Window, plan.Windows)
+		enum(c, field("per"), "per", b.Per, plan.BucketScopes)
+		if !enum(c, field("cost", "type"), "cost type", b.Cost.Type, plan.CostTypes) {
 			continue
 		}
 		switch {
-		case b.Cost.Type == "CEL" && b.Cost.CEL == nil:
-			c.errorf(field("cost", "type"), "cost type CEL needs the expression in cost.cel")
-		case b.Cost.Type != "CEL" && b.Cost.CEL != nil:
-			c.labelErrorf(field("cost", "cel"), "cost.cel is only read when cost.type is \"CEL\" (type is %q)", b.Cost.Type)
+		case b.Cost.Type == plan.CostCEL && b.Cost.CEL == nil:
+			c.errorf(field("cost", "type"), "cost type %s needs the expression in cost.cel", plan.CostCEL)
+		case b.Cost.Type != plan.CostCEL && b.Cost.CEL != nil:
+			c.labelErrorf(field("cost", "cel"), "cost.cel is only read when cost.type is %q (type is %q)", plan.CostCEL, b.Cost.Type)
 		}
 	}
 }

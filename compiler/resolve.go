@@ -148,7 +148,7 @@ func (c *compiler) failoverTargets(name string, p srcProvider) []int {
 			to = append(to, j)
 		}
 	}
-	if i := slices.Index(p.Failover.On, "timeout"); i >= 0 {
+	if i := slices.Index(p.Failover.On, plan.FailureTimeout); i >= 0 {
 		var unbounded []string
 		for _, t := range append([]string{name}, p.Failover.To...) {
 			if q, ok := c.src.Providers[t]; ok && q.Timeout == nil && !slices.Contains(unbounded, strconv.Quote(t)) {
@@ -248,10 +248,10 @@ func (c *compiler) buildProvider(name string, p srcProvider, res map[string]stri
 		out.Channels = append(out.Channels, c.buildChannel(name, ch, p.Channels[ch]))
 	}
 	if out.Auth == "" {
-		out.Auth = "bearer"
+		out.Auth = plan.AuthBearer
 		for _, ch := range out.Channels {
 			if ch.Dialect == plan.DialectAnthropic && ch.Tier == plan.TierNative {
-				out.Auth = "x-api-key"
+				out.Auth = plan.AuthXAPIKey
 			}
 		}
 	}
@@ -361,11 +361,12 @@ func capSet(names []string) plan.CapSet {
 	return set
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
 	}
-	return *s
+	return *p
 }
 
 // millis converts a duration checked by check.go; an invalid one is 0.

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"cuelang.org/go/cue"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // The operator's document decoded into Go, defaults applied. Positions are
@@ -15,7 +17,7 @@ type source struct {
 	Providers      map[string]srcProvider `json:"providers"`
 	Pools          map[string]srcPool     `json:"pools"`
 	Primary        map[string]string      `json:"primary"`
-	OnFidelityLoss string                 `json:"on_fidelity_loss"`
+	OnFidelityLoss plan.LossAction        `json:"on_fidelity_loss"`
 	Profiles       map[string]srcProfile  `json:"profiles"`
 	Keys           []srcKey               `json:"keys"`
 	Budgets        []srcBudget            `json:"budgets"`
@@ -26,7 +28,7 @@ type srcProvider struct {
 	BaseURL       *string               `json:"base_url"`
 	Pool          *string               `json:"pool"`
 	CredentialEnv *string               `json:"credential_env"`
-	Auth          *string               `json:"auth"`
+	Auth          *plan.AuthScheme      `json:"auth"`
 	Headers       map[string]string     `json:"headers"`
 	Query         map[string]string     `json:"query"`
 	Models        map[string]srcModel   `json:"models"`
@@ -56,14 +58,14 @@ type srcChannel struct {
 }
 
 type srcRetries struct {
-	Max     int      `json:"max"`
-	Backoff *string  `json:"backoff"`
-	On      []string `json:"on"`
+	Max     int                 `json:"max"`
+	Backoff *string             `json:"backoff"`
+	On      []plan.FailureClass `json:"on"`
 }
 
 type srcFailover struct {
-	To []string `json:"to"`
-	On []string `json:"on"`
+	To []string            `json:"to"`
+	On []plan.FailureClass `json:"on"`
 }
 
 type srcPool struct {
@@ -78,12 +80,12 @@ type srcSubset struct {
 }
 
 type srcProfile struct {
-	AllowedModels  []string  `json:"allowed_models"`
-	RequireCaps    []string  `json:"require_caps"`
-	PoolSubset     *string   `json:"pool_subset"`
-	OnFidelityLoss *string   `json:"on_fidelity_loss"`
-	AccessRules    []srcRule `json:"access_rules"`
-	Budgets        []string  `json:"budgets"`
+	AllowedModels  []string         `json:"allowed_models"`
+	RequireCaps    []string         `json:"require_caps"`
+	PoolSubset     *string          `json:"pool_subset"`
+	OnFidelityLoss *plan.LossAction `json:"on_fidelity_loss"`
+	AccessRules    []srcRule        `json:"access_rules"`
+	Budgets        []string         `json:"budgets"`
 }
 
 type srcKey struct {
@@ -93,13 +95,13 @@ type srcKey struct {
 }
 
 type srcBudget struct {
-	Name   string `json:"name"`
-	Limit  uint64 `json:"limit"`
-	Window string `json:"window"`
-	Per    string `json:"per"`
+	Name   string           `json:"name"`
+	Limit  uint64           `json:"limit"`
+	Window plan.Window      `json:"window"`
+	Per    plan.BucketScope `json:"per"`
 	Cost   struct {
-		Type string  `json:"type"`
-		CEL  *string `json:"cel"`
+		Type plan.CostType `json:"type"`
+		CEL  *string       `json:"cel"`
 	} `json:"cost"`
 	CostPerCall    uint64 `json:"cost_per_call"`
 	CostPerSession uint64 `json:"cost_per_session"`

@@ -158,7 +158,7 @@ func TestFidelitySelectsTranslatedCandidates(t *testing.T) {
 		route    plan.Route
 		model    string
 		body     []byte
-		onLoss   string
+		onLoss   plan.LossAction
 		rejected bool
 		lossy    bool
 	}{

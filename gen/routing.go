@@ -24,7 +24,7 @@ func init() {
 // Graph is the compiled policy; its CEL expressions are loaded by init.
 var Graph = &plan.Graph{
 	SourceHash:     "sha256:222bd8f472cf7bcc56b67f597fed08a864fb7fe5f9ec6ace802f5b07d1bc8847",
-	OnFidelityLoss: "reject",
+	OnFidelityLoss: plan.LossReject,
 	Providers: []plan.Provider{
 		// provider 0
 		{
@@ -32,7 +32,7 @@ var Graph = &plan.Graph{
 			BaseURL:       "http://127.0.0.1:9902/v1",
 			Pool:          -1,
 			CredentialEnv: "PISTRA_FAKE_ANTHROPIC_KEY",
-			Auth:          "x-api-key",
+			Auth:          plan.AuthXAPIKey,
 			Headers: []plan.Header{
 				{Name: "anthropic-version", Value: "2023-06-01"},
 			},
@@ -64,7 +64,7 @@ var Graph = &plan.Graph{
 				{Name: "fast", Target: "claude-haiku-4-5"},
 				{Name: "smart", Target: "claude-sonnet-4-5"},
 			},
-			Retry:       plan.Retry{Max: 1, BackoffMS: 100, On: []string{"connect", "5xx", "429"}},
+			Retry:       plan.Retry{Max: 1, BackoffMS: 100, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}},
 			TimeoutMS:   120000,
 			Failover:    plan.Failover{},
 			StreamUsage: true,
@@ -75,7 +75,7 @@ var Graph = &plan.Graph{
 			BaseURL:       "http://127.0.0.1:9901/v1",
 			Pool:          -1,
 			CredentialEnv: "PISTRA_FAKE_OPENAI_KEY",
-			Auth:          "bearer",
+			Auth:          plan.AuthBearer,
 			Channels: []plan.Channel{
 				{
 					Name:      "native",
@@ -95,9 +95,9 @@ var Graph = &plan.Graph{
 			Aliases: []plan.Alias{
 				{Name: "fast", Target: "gpt-4o-mini"},
 			},
-			Retry:       plan.Retry{Max: 2, BackoffMS: 100, On: []string{"connect", "5xx", "429"}},
+			Retry:       plan.Retry{Max: 2, BackoffMS: 100, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}},
 			TimeoutMS:   60000,
-			Failover:    plan.Failover{To: []int{0}, On: []string{"connect", "5xx", "429"}}, // to fake-anthropic
+			Failover:    plan.Failover{To: []int{0}, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}}, // to fake-anthropic
 			StreamUsage: true,
 		},
 	},
@@ -106,14 +106,14 @@ var Graph = &plan.Graph{
 		{
 			Name:           "default",
 			RequireCaps:    plan.Of(),
-			OnFidelityLoss: "reject",
+			OnFidelityLoss: plan.LossReject,
 			Table:          0,
 		},
 		// profile 1
 		{
 			Name:           "metered",
 			RequireCaps:    plan.Of(plan.CapUsageDetails),
-			OnFidelityLoss: "reject",
+			OnFidelityLoss: plan.LossReject,
 			Table:          1,
 			Budgets:        []int{0},
 		},
@@ -126,9 +126,9 @@ var Graph = &plan.Graph{
 		{
 			Name:           "team-daily",
 			Limit:          2000000,
-			Window:         "day",
-			Per:            "key",
-			CostType:       "TotalToken",
+			Window:         plan.WindowDay,
+			Per:            plan.PerKey,
+			CostType:       plan.CostTotalToken,
 			CostExpr:       -1,
 			CostPerCall:    1,
 			CostPerSession: 1,

@@ -15,6 +15,7 @@ while read -r pkg execs; do
 		go test -run "^$" -fuzz "^$f\$" -fuzztime "${n}x" -fuzzminimizetime 0 "$pkg"
 	done
 done <<'TARGETS'
+./runtime/jsonscan 100000
 ./runtime/caps 100000
 ./runtime/translate 40000
 ./runtime/dialect 60000

@@ -6,8 +6,9 @@
 // Base URLs are then http://127.0.0.1:9901/v1 and http://127.0.0.1:9902/v1;
 // the Anthropic server also answers chat completions as Anthropic's
 // OpenAI-compatible layer does, for the default policy's openai-compat channel.
-// Faults set by flags apply to both servers; each server also takes them at
-// runtime on POST /_fake/faults.
+// Faults and usage modes set by flags apply to both servers; each server
+// also takes them at runtime on POST /_fake/faults and POST /_fake/usage, and
+// a request may set its own usage modes in the Fake-Usage header.
 package main
 
 import (
@@ -40,6 +41,7 @@ type config struct {
 	openAIKey, anthropicKey   string
 	record                    int
 	faults                    fakeprovider.Faults
+	usage                     fakeprovider.Usage
 }
 
 func parseFlags(args []string) (config, error) {
@@ -58,6 +60,8 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.faults.FirstByteDelay, "first-byte-delay", 0, "delay before every response's first byte")
 	fs.DurationVar(&c.faults.ChunkDelay, "chunk-delay", 0, "delay between stream events")
 	fs.IntVar(&c.faults.CutAfter, "cut-after", 0, "drop stream connections after this many events (0: never)")
+	fs.TextVar(&c.usage, "usage", fakeprovider.Usage{},
+		"usage modes, comma-separated: split (every usage breakdown on every answer), every-chunk (running usage on each chat chunk, as Gemini does) or last-choice (usage in the last choice's chunk)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -91,7 +95,7 @@ func run(args []string) error {
 			continue
 		}
 		s, err := fakeprovider.New(fakeprovider.Options{
-			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults,
+			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults, Usage: cfg.usage,
 		})
 		if err != nil {
 			return err
@@ -101,7 +105,7 @@ func run(args []string) error {
 			return err
 		}
 		listeners = append(listeners, l)
-		slog.Info("fake provider serving", "dialect", srv.dialect, "base_url", l.BaseURL, "key_required", srv.key != "")
+		slog.Info("fake provider serving", "dialect", srv.dialect, "base_url", l.BaseURL, "key_required", srv.key != "", "usage", cfg.usage.String())
 	}
 	<-ctx.Done()
 	slog.Info("fake provider shutting down")

@@ -114,9 +114,13 @@ func TestEveryEnumValueHasAConstant(t *testing.T) {
 		plan.TierNative, plan.TierProviderCompat, plan.TierTranslation,
 		plan.TranslateNone, plan.TranslateOpenAIAnthropic, plan.TranslateAnthropicOpenAI,
 	}
-	for _, r := range plan.Routes {
-		values = append(values, r)
-	}
+	values = appendAll(values, plan.Routes)
+	values = appendAll(values, plan.FailureClasses)
+	values = appendAll(values, plan.AuthSchemes)
+	values = appendAll(values, plan.CostTypes)
+	values = appendAll(values, plan.LossActions)
+	values = appendAll(values, plan.Windows)
+	values = appendAll(values, plan.BucketScopes)
 	for _, v := range values {
 		if _, ok := constNames[v]; !ok {
 			t.Errorf("%T %q has no constant name", v, v)
@@ -127,6 +131,13 @@ func TestEveryEnumValueHasAConstant(t *testing.T) {
 			t.Errorf("%v renders as %s", c, got)
 		}
 	}
+}
+
+func appendAll[T any](to []any, values []T) []any {
+	for _, v := range values {
+		to = append(to, v)
+	}
+	return to
 }
 
 // TestBundleJSONIsTheGraph checks bundle.json is exactly what encoding/json

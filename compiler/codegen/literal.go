@@ -46,6 +46,34 @@ var constNames = map[any]string{
 	plan.TranslateNone:            "TranslateNone",
 	plan.TranslateOpenAIAnthropic: "TranslateOpenAIAnthropic",
 	plan.TranslateAnthropicOpenAI: "TranslateAnthropicOpenAI",
+
+	plan.FailureConnect: "FailureConnect",
+	plan.Failure5xx:     "Failure5xx",
+	plan.Failure429:     "Failure429",
+	plan.FailureTimeout: "FailureTimeout",
+
+	plan.AuthBearer:  "AuthBearer",
+	plan.AuthXAPIKey: "AuthXAPIKey",
+	plan.AuthAPIKey:  "AuthAPIKey",
+
+	plan.CostInputToken:              "CostInputToken",
+	plan.CostOutputToken:             "CostOutputToken",
+	plan.CostTotalToken:              "CostTotalToken",
+	plan.CostCachedInputToken:        "CostCachedInputToken",
+	plan.CostCacheCreationInputToken: "CostCacheCreationInputToken",
+	plan.CostReasoningToken:          "CostReasoningToken",
+	plan.CostCEL:                     "CostCEL",
+
+	plan.LossReject: "LossReject",
+	plan.LossAllow:  "LossAllow",
+
+	plan.WindowMinute: "WindowMinute",
+	plan.WindowHour:   "WindowHour",
+	plan.WindowDay:    "WindowDay",
+	plan.WindowMonth:  "WindowMonth",
+
+	plan.PerKey:     "PerKey",
+	plan.PerProfile: "PerProfile",
 }
 
 // renderer turns IR values into a Go composite literal by reflection, so a

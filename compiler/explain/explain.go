@@ -35,7 +35,7 @@ func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, nCands, nSkips 
 	}
 	row(tw, "", "profile:", who)
 	row(tw, "", "require_caps:", capsText(prof.RequireCaps))
-	row(tw, "", "on_fidelity_loss:", orDash(prof.OnFidelityLoss))
+	row(tw, "", "on_fidelity_loss:", orDash(string(prof.OnFidelityLoss)))
 	row(tw, "", "route:", fmt.Sprintf("%s (%s dialect)", q.Route, q.Route.Dialect()))
 	row(tw, "", "model:", q.Model)
 	row(tw, "", "plan:", fmt.Sprintf("%s, %d skipped; native only: %s; listed in /v1/models: %s",

@@ -10,12 +10,12 @@ import (
 
 // writeSelection runs plan.Select exactly as pistrad would for a request
 // using the given capabilities, and prints its decision.
-func writeSelection(p *printer, g *plan.Graph, cands []plan.Candidate, used plan.CapSet, onLoss string) {
+func writeSelection(p *printer, g *plan.Graph, cands []plan.Candidate, used plan.CapSet, onLoss plan.LossAction) {
 	usedText := "no capabilities"
 	if used != 0 {
 		usedText = strings.Join(used.Names(), ",")
 	}
-	p.printf("\nselection for a request using %s (on_fidelity_loss: %s):\n", usedText, orDash(onLoss))
+	p.printf("\nselection for a request using %s (on_fidelity_loss: %s):\n", usedText, orDash(string(onLoss)))
 	if len(cands) == 0 {
 		p.printf("  nothing to select: the plan has no candidates\n")
 		return

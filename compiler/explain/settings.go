@@ -27,7 +27,7 @@ var sections = []section{
 }
 
 func deploymentRecords(g *plan.Graph) []record {
-	return []record{{name: "on_fidelity_loss", fields: []field{{name: "value", value: g.OnFidelityLoss}}}}
+	return []record{{name: "on_fidelity_loss", fields: []field{{name: "value", value: string(g.OnFidelityLoss)}}}}
 }
 
 func providerRecords(g *plan.Graph) []record {
@@ -53,13 +53,13 @@ func providerRecords(g *plan.Graph) []record {
 			{name: "base_url", value: p.BaseURL},
 			{name: "pool", value: pool},
 			{name: "credential_env", value: p.CredentialEnv},
-			{name: "auth", value: p.Auth},
+			{name: "auth", value: string(p.Auth)},
 			{name: "headers", value: pairs(p.Headers), list: true},
 			{name: "query", value: pairs(p.Query), list: true},
 			{name: "models", value: strings.Join(models, ","), list: true},
 			{name: "aliases", value: strings.Join(aliases, ","), list: true},
 			{name: "retries", value: fmt.Sprintf("max %d, backoff %s, on %s",
-				p.Retry.Max, shown(millis(p.Retry.BackoffMS)), shown(strings.Join(p.Retry.On, ",")))},
+				p.Retry.Max, shown(millis(p.Retry.BackoffMS)), shown(strings.Join(plan.Names(p.Retry.On), ",")))},
 			{name: "timeout", value: millis(p.TimeoutMS)},
 			{name: "failover", value: failover(g, p.Failover)},
 			{name: "stream_usage", value: strconv.FormatBool(p.StreamUsage)},
@@ -124,7 +124,7 @@ func profileRecords(g *plan.Graph) []record {
 			{name: "allowed_models", value: strings.Join(p.AllowedModels, ","), list: true},
 			{name: "require_caps", value: strings.Join(p.RequireCaps.Names(), ","), list: true},
 			{name: "pool_subset", value: p.PoolSubset},
-			{name: "on_fidelity_loss", value: p.OnFidelityLoss},
+			{name: "on_fidelity_loss", value: string(p.OnFidelityLoss)},
 			{name: "access_rules", value: strings.Join(rules, "; ")},
 			{name: "budgets", value: strings.Join(budgets, ","), list: true},
 		}}
@@ -150,9 +150,9 @@ func budgetRecords(g *plan.Graph) []record {
 	for i, b := range g.Budgets {
 		out[i] = record{name: b.Name, fields: []field{
 			{name: "limit", value: strconv.FormatUint(b.Limit, 10)},
-			{name: "window", value: b.Window},
-			{name: "per", value: b.Per},
-			{name: "cost type", value: b.CostType},
+			{name: "window", value: string(b.Window)},
+			{name: "per", value: string(b.Per)},
+			{name: "cost type", value: string(b.CostType)},
 			{name: "cost expression", value: exprSource(g, b.CostExpr)},
 			{name: "cost_per_call", value: strconv.FormatUint(b.CostPerCall, 10)},
 			{name: "cost_per_session", value: strconv.FormatUint(b.CostPerSession, 10)},
@@ -208,5 +208,5 @@ func failover(g *plan.Graph, f plan.Failover) string {
 	for i, p := range f.To {
 		to[i] = g.Providers[p].Name
 	}
-	return fmt.Sprintf("to %s on %s", strings.Join(to, ","), shown(strings.Join(f.On, ",")))
+	return fmt.Sprintf("to %s on %s", strings.Join(to, ","), shown(strings.Join(plan.Names(f.On), ",")))
 }

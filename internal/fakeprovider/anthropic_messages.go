@@ -88,8 +88,8 @@ func validateMessagesRequest(req *wireRequest, version string, needMaxTokens boo
 		return badRequest("model: Field required", "")
 	case needMaxTokens && req.MaxTokens == nil:
 		return badRequest("max_tokens: Field required", "")
-	case needMaxTokens && *req.MaxTokens < 0:
-		return badRequest("max_tokens: Input should be greater than or equal to 0", "")
+	case needMaxTokens && *req.MaxTokens < 1:
+		return badRequest("max_tokens: Input should be greater than or equal to 1", "")
 	case len(req.Messages) == 0:
 		return badRequest("messages: at least one message is required", "")
 	}
@@ -123,7 +123,11 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 	if err != nil {
 		return nil, badRequest(err.Error(), "")
 	}
-	call, choice, err := req.toolCall()
+	format, apiErr := req.anthropicFormat()
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	call, choice, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest("tool_choice: "+err.Error(), "")
 	}
@@ -132,36 +136,55 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 	if thinking && forced {
 		return nil, badRequest("Thinking may not be enabled when tool_choice forces tool use.", "")
 	}
-	cached := bytes.Contains(x.body, []byte(`"cache_control"`))
+	cached := x.usage.Split || bytes.Contains(x.body, []byte(`"cache_control"`))
 	t := &messageTurn{id: x.s.newID("msg_"), model: req.Model, usage: newAnthropicUsage(conv.textBytes, cached)}
-	budget := *req.MaxTokens
-	if thinking {
-		thought := newReply(thinkingText(conv.lastUser), nil, -1)
-		t.blocks = append(t.blocks, contentBlock{kind: "thinking", rep: thought, signature: thinkingSignature(thought.text)})
-		t.usage.thinking = thought.tokens()
-		budget = max(budget-thought.tokens(), 0)
+	plan := answerPlan{lastUser: conv.lastUser, stops: req.StopSequences, budget: *req.MaxTokens, call: call, forced: forced, format: format}
+	if thinking && !t.think(&plan) {
+		t.stopReason = "max_tokens"
+	} else {
+		t.addAnswer(x.s, &plan)
 	}
-	t.addAnswer(x.s, conv.lastUser, req.StopSequences, budget, call, forced)
 	for i := range t.blocks {
 		t.usage.output += t.blocks[i].tokens()
 	}
 	return t, nil
 }
 
+// answerPlan is what the visible answer follows.
+type answerPlan struct {
+	lastUser string
+	stops    []string
+	// budget is what is left of max_tokens.
+	budget int
+	call   *toolCall
+	forced bool
+	format outputFormat
+}
+
+// think adds the thinking block, which counts toward max_tokens, and
+// reports whether it left room for an answer.
+func (t *messageTurn) think(p *answerPlan) bool {
+	thought := newReply(thinkingText(p.lastUser), nil, p.budget, pieces)
+	t.blocks = append(t.blocks, contentBlock{kind: "thinking", rep: thought, signature: thinkingSignature(thought.text)})
+	t.usage.thinking = thought.tokens()
+	p.budget -= thought.tokens()
+	return !thought.truncated && p.budget > 0
+}
+
 // addAnswer appends the visible answer: a tool call (introduced by a
-// sentence unless the call was forced, as Claude does), or text cut by stop
-// sequences and the token budget.
-func (t *messageTurn) addAnswer(s *Server, lastUser string, stops []string, budget int, call *toolCall, forced bool) {
-	if call != nil {
-		if !forced {
-			intro := newReply("I'll use the "+call.name+" tool.", nil, -1)
+// sentence unless the call was forced, as Claude does), or text in the
+// requested format cut by stop sequences and the token budget.
+func (t *messageTurn) addAnswer(s *Server, p *answerPlan) {
+	if p.call != nil {
+		if !p.forced {
+			intro := newReply("I'll use the "+p.call.name+" tool.", nil, -1, pieces)
 			t.blocks = append(t.blocks, contentBlock{kind: "text", rep: intro})
 		}
-		t.blocks = append(t.blocks, contentBlock{kind: "tool_use", id: s.newID("toolu_"), call: call})
+		t.blocks = append(t.blocks, contentBlock{kind: "tool_use", id: s.newID("toolu_"), call: p.call})
 		t.stopReason = "tool_use"
 		return
 	}
-	rep := newReply(ReplyText(lastUser), stops, budget)
+	rep := p.format.reply(p.lastUser, p.stops, p.budget)
 	if rep.tokens() > 0 {
 		t.blocks = append(t.blocks, contentBlock{kind: "text", rep: rep})
 	}
@@ -200,7 +223,11 @@ func (t *messageTurn) appendMessage(b []byte, final bool) []byte {
 		b = append(b, `null,"stop_sequence":null`...)
 	}
 	b = append(b, `,"stop_details":null,"usage":`...)
-	b = appendAnthropicUsage(b, t.usage, final)
+	shape := usageStart
+	if final {
+		shape = usageMessage
+	}
+	b = appendAnthropicUsage(b, t.usage, shape)
 	return append(b, '}')
 }
 

@@ -35,7 +35,7 @@ func (x *exchange) streamMessage(t *messageTurn) {
 	b = append(b, `,"stop_sequence":`...)
 	b = appendStringOrNull(b, t.stopSequence)
 	b = append(b, `,"stop_details":null},"usage":`...)
-	b = appendAnthropicUsage(b, t.usage, true)
+	b = appendAnthropicUsage(b, t.usage, usageDelta)
 	if ms.st.send(append(b, '}')) != nil {
 		return
 	}

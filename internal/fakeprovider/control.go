@@ -10,6 +10,8 @@ import (
 //
 //	GET  /_fake/faults    the faults in force and the call count
 //	POST /_fake/faults    replace the faults (a Faults JSON object)
+//	GET  /_fake/usage     the Usage in force, as {"usage":"split,every-chunk"}
+//	POST /_fake/usage     replace it (the same object)
 //	GET  /_fake/requests  the recorded calls, oldest first
 //	POST /_fake/reset     forget recorded calls, zero the call count
 const controlPrefix = "/_fake/"
@@ -17,6 +19,10 @@ const controlPrefix = "/_fake/"
 type controlState struct {
 	Faults Faults `json:"faults"`
 	Calls  int64  `json:"calls"`
+}
+
+type usageJSON struct {
+	Usage Usage `json:"usage"`
 }
 
 type recordedJSON struct {
@@ -35,15 +41,16 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		writeControlJSON(w, http.StatusOK, controlState{Faults: s.Faults(), Calls: s.Calls()})
 	case "POST faults":
 		var f Faults
-		err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&f)
-		if err == nil {
-			err = s.SetFaults(f)
+		if decodeControl(w, r, &f, func() error { return s.SetFaults(f) }) {
+			writeControlJSON(w, http.StatusOK, controlState{Faults: s.Faults(), Calls: s.Calls()})
 		}
-		if err != nil {
-			writeControlJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-			return
+	case "GET usage":
+		writeControlJSON(w, http.StatusOK, usageJSON{Usage: s.Usage()})
+	case "POST usage":
+		var u usageJSON
+		if decodeControl(w, r, &u, func() error { s.SetUsage(u.Usage); return nil }) {
+			writeControlJSON(w, http.StatusOK, usageJSON{Usage: s.Usage()})
 		}
-		writeControlJSON(w, http.StatusOK, controlState{Faults: s.Faults(), Calls: s.Calls()})
 	case "GET requests":
 		recs := s.Requests()
 		out := make([]recordedJSON, len(recs))
@@ -58,6 +65,20 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeControlJSON(w, http.StatusNotFound, map[string]string{"error": "unknown control endpoint " + r.Method + " " + r.URL.Path})
 	}
+}
+
+// decodeControl reads a control request's JSON into v and applies it; on
+// failure it answers 400 and reports false.
+func decodeControl(w http.ResponseWriter, r *http.Request, v any, apply func() error) bool {
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(v)
+	if err == nil {
+		err = apply()
+	}
+	if err != nil {
+		writeControlJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return false
+	}
+	return true
 }
 
 func writeControlJSON(w http.ResponseWriter, status int, v any) {

@@ -14,6 +14,9 @@ type openAIHead struct {
 	usage     openAIUsage
 	// includeUsage is stream_options.include_usage.
 	includeUsage bool
+	// streamUsage places the usage in a chat stream; legacy completions
+	// keep OpenAI's rule.
+	streamUsage ChatStreamUsage
 }
 
 func (s *Server) newOpenAIHead(idPrefix string, req *wireRequest) openAIHead {
@@ -34,6 +37,8 @@ type chatTurn struct {
 	call    *toolCall
 	callIDs []string
 	finish  string
+	// perChoice is the visible tokens of each choice, reasoning apart.
+	perChoice int
 	// usageDetails adds the prompt/completion breakdowns to the usage.
 	usageDetails bool
 }
@@ -59,16 +64,24 @@ func (x *exchange) chatCompletions() {
 	x.writeBody(200, *buf)
 }
 
-func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
+func validateChatRequest(req *wireRequest) *apiError {
 	switch {
 	case req.Model == "":
-		return nil, badRequest("you must provide a model parameter", "")
+		return badRequest("you must provide a model parameter", "")
 	case len(req.Messages) == 0:
-		return nil, badRequest("Missing required parameter: 'messages'.", "messages")
+		return badRequest("Missing required parameter: 'messages'.", "messages")
 	case req.StreamOptions != nil && !req.Stream:
-		return nil, badRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
+		return badRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
+	}
+	return nil
+}
+
+func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
+	if err := validateChatRequest(req); err != nil {
+		return nil, err
 	}
 	t := &chatTurn{openAIHead: x.s.newOpenAIHead("chatcmpl-", req), usageDetails: !x.compat}
+	t.streamUsage = x.usage.ChatStream
 	n, apiErr := x.choiceCount(req)
 	if apiErr != nil {
 		return nil, apiErr
@@ -82,30 +95,42 @@ func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	if err != nil {
 		return nil, badRequest(err.Error(), "messages")
 	}
-	call, choice, err := req.toolCall()
+	format, apiErr := x.chatFormat(req, &conv)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	call, choice, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
 	}
 	t.call = call
-	limit := firstSet(req.MaxCompletionTokens, req.MaxTokens)
-	reasoning := 0
+	reasoning, limit := 0, firstSet(req.MaxCompletionTokens, req.MaxTokens)
 	if !x.compat { // Anthropic's compatible layer ignores reasoning_effort.
-		reasoning = reasoningTokens(req.ReasoningEffort)
+		reasoning, limit = x.usage.reasoningBudget(req.ReasoningEffort, limit)
 	}
-	if limit >= 0 {
-		reasoning = min(reasoning, limit)
-		limit -= reasoning
-	}
-	t.rep = newReply(ReplyText(conv.lastUser), stops, limit)
-	t.usage = newOpenAIUsage(conv.textBytes)
-	perChoice := t.rep.tokens()
-	t.finish = t.rep.finish()
+	t.rep = format.reply(conv.lastUser, stops, limit)
+	// The compatible layer reports no breakdowns, split or not.
+	t.usage = newOpenAIUsage(conv.textBytes, x.usage.Split && !x.compat)
+	t.perChoice, t.finish = t.rep.tokens(), t.rep.finish()
 	if call != nil {
-		perChoice = t.answerWithCall(x.s, choice)
+		t.perChoice = t.answerWithCall(x.s, choice)
 	}
-	t.usage.completion = n * (perChoice + reasoning)
+	t.usage.completion = n * (t.perChoice + reasoning)
 	t.usage.reasoning = n * reasoning
 	return t, nil
+}
+
+// chatFormat reads response_format, which Anthropic's compatible layer
+// ignores.
+func (x *exchange) chatFormat(req *wireRequest, conv *conversation) (outputFormat, *apiError) {
+	if x.compat {
+		return outputFormat{kind: formatText}, nil
+	}
+	f, err := readFormat(req.ResponseFormat, "response_format", true)
+	if err == nil {
+		err = f.requireJSONWord(conv, "messages", "response_format", "messages")
+	}
+	return f, err
 }
 
 // choiceCount returns n: 1..128 for OpenAI, exactly 1 on Anthropic's
@@ -183,12 +208,12 @@ func (t *openAIHead) appendHeader(b []byte, object string) []byte {
 // streamChat sends the answer as chat.completion.chunk events: a role delta,
 // one delta per piece (or argument fragment), a finish chunk per choice,
 // then, with include_usage, a usage chunk with no choices, and [DONE].
-// Without include_usage the chunks carry no usage at all, as OpenAI's do.
+// Without include_usage the chunks carry no usage at all, as OpenAI's do;
+// the stream's Usage mode may place it elsewhere (closeChunk).
 func (x *exchange) streamChat(t *chatTurn) {
 	st := x.startStream()
 	defer st.close()
 	header := t.appendHeader(nil, "chat.completion.chunk")
-	trailer := t.trailer()
 	deltas := t.rep.pieces
 	if t.call != nil {
 		deltas = fragments(t.call.arguments, argumentFragment)
@@ -197,7 +222,7 @@ func (x *exchange) streamChat(t *chatTurn) {
 		for i := range t.n {
 			b := append(st.begin(""), header...)
 			b = t.appendChunkChoice(b, i, step, deltas)
-			b = append(b, trailer...)
+			b = t.closeChunk(b, i, step, len(deltas))
 			if st.send(b) != nil {
 				return
 			}
@@ -215,9 +240,10 @@ func (t *openAIHead) trailer() string {
 	return "]}"
 }
 
-// endStream sends the usage chunk, when asked for, and [DONE].
+// endStream sends the usage chunk, when asked for and the mode has not
+// placed the usage already, and [DONE].
 func (t *openAIHead) endStream(st *stream, header []byte, details bool) {
-	if t.includeUsage {
+	if t.includeUsage && t.streamUsage == UsageChunk {
 		b := append(st.begin(""), header...)
 		b = append(b, `],"usage":`...)
 		b = appendChatUsage(b, t.usage, details)
@@ -226,6 +252,36 @@ func (t *openAIHead) endStream(st *stream, header []byte, details bool) {
 		}
 	}
 	_ = st.send(append(st.begin(""), "[DONE]"...))
+}
+
+// closeChunk ends chunk step of choice i, of a stream with deltas content
+// chunks a choice, with the usage the stream's mode puts there: the running
+// count on every chunk, or the final one on the chunk finishing the last
+// choice.
+func (t *chatTurn) closeChunk(b []byte, i, step, deltas int) []byte {
+	var u openAIUsage
+	switch {
+	case t.streamUsage == UsageEveryChunk:
+		u = t.usage
+		u.completion = u.reasoning + (i+1)*streamed(t.perChoice, step, deltas) + (t.n-1-i)*streamed(t.perChoice, step-1, deltas)
+	case t.streamUsage == UsageWithLastChoice && step == deltas+1 && i == t.n-1:
+		u = t.usage
+	default:
+		return append(b, t.trailer()...)
+	}
+	b = append(b, `],"usage":`...)
+	b = appendChatUsage(b, u, t.usageDetails)
+	return append(b, '}')
+}
+
+// streamed is how many of a choice's total visible tokens it has sent by
+// chunk step, its deltas going out in chunks 1 to deltas; the reasoning is
+// billed before the first.
+func streamed(total, step, deltas int) int {
+	if step <= 0 || deltas == 0 {
+		return 0
+	}
+	return total * min(step, deltas) / deltas
 }
 
 // appendChunkChoice writes choice i of chunk step: 0 is the role delta, the

@@ -71,7 +71,7 @@ func (s *Server) newCompletionTurn(req *wireRequest) (*completionTurn, *apiError
 	t := &completionTurn{openAIHead: s.newOpenAIHead("cmpl-", req)}
 	for _, p := range prompts {
 		t.usage.prompt += p.tokens
-		rep := newReply(ReplyText(p.text), stops, limit)
+		rep := newReply(ReplyText(p.text), stops, limit, pieces)
 		for range n {
 			t.replies = append(t.replies, rep)
 			t.usage.completion += rep.tokens()

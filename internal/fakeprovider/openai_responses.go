@@ -16,11 +16,11 @@ type responseTurn struct {
 	instructions string
 	maxOutput    int // -1: not set
 	effort       string
-	// tools and toolChoice are echoed back as the request sent them.
-	tools, toolChoice json.RawMessage
-	items             []responseItem
-	incomplete        bool
-	usage             openAIUsage
+	// tools, toolChoice and format are echoed back as the request sent them.
+	tools, toolChoice, format json.RawMessage
+	items                     []responseItem
+	incomplete                bool
+	usage                     openAIUsage
 }
 
 // responseItem is one output item: reasoning, a message or a function call.
@@ -38,7 +38,7 @@ func (x *exchange) responses() {
 	if !ok {
 		return
 	}
-	t, err := x.s.newResponseTurn(req)
+	t, err := x.newResponseTurn(req)
 	if err != nil {
 		x.fail(err)
 		return
@@ -53,38 +53,46 @@ func (x *exchange) responses() {
 	x.writeBody(200, *buf)
 }
 
-func (s *Server) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) {
+func validateResponsesRequest(req *wireRequest) *apiError {
 	switch {
 	case req.Model == "":
-		return nil, badRequest("you must provide a model parameter", "")
+		return badRequest("you must provide a model parameter", "")
 	case !present(req.Input):
-		return nil, badRequest("Missing required parameter: 'input'.", "input")
+		return badRequest("Missing required parameter: 'input'.", "input")
 	case req.MaxOutputTokens != nil && *req.MaxOutputTokens < minMaxOutputTokens:
-		return nil, badRequest("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= "+
+		return badRequest("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= "+
 			strconv.Itoa(minMaxOutputTokens)+", but got "+strconv.Itoa(*req.MaxOutputTokens)+" instead.", "max_output_tokens")
+	}
+	return nil
+}
+
+func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) {
+	if err := validateResponsesRequest(req); err != nil {
+		return nil, err
 	}
 	conv, err := req.responsesConversation()
 	if err != nil {
 		return nil, badRequest(err.Error(), "input")
 	}
-	call, _, err := req.toolCall()
+	format, rawFormat, apiErr := req.responsesFormat(&conv)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	call, _, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
 	}
+	s := x.s
 	t := &responseTurn{
 		id: s.newID("resp_"), model: req.Model, createdAt: time.Now().Unix(),
 		instructions: req.Instructions, maxOutput: firstSet(req.MaxOutputTokens),
-		tools: req.Tools, toolChoice: req.ToolChoice,
-		usage: newOpenAIUsage(conv.textBytes),
+		tools: req.Tools, toolChoice: req.ToolChoice, format: rawFormat,
+		usage: newOpenAIUsage(conv.textBytes, x.usage.Split),
 	}
 	if req.Reasoning != nil {
 		t.effort = req.Reasoning.Effort
 	}
-	reasoning, limit := reasoningTokens(t.effort), t.maxOutput
-	if limit >= 0 {
-		reasoning = min(reasoning, limit)
-		limit -= reasoning
-	}
+	reasoning, limit := x.usage.reasoningBudget(t.effort, t.maxOutput)
 	if reasoning > 0 {
 		t.items = append(t.items, responseItem{kind: "reasoning", id: s.newID("rs_")})
 	}
@@ -95,8 +103,11 @@ func (s *Server) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) {
 		t.usage.completion += call.tokens()
 		return t, nil
 	}
-	rep := newReply(ReplyText(conv.lastUser), nil, limit)
-	t.items = append(t.items, responseItem{kind: "message", id: s.newID("msg_"), rep: rep})
+	rep := format.reply(conv.lastUser, nil, limit)
+	// Reasoning that spends the whole budget leaves no message at all.
+	if rep.tokens() > 0 || !rep.truncated {
+		t.items = append(t.items, responseItem{kind: "message", id: s.newID("msg_"), rep: rep})
+	}
 	t.incomplete = rep.truncated
 	t.usage.completion += rep.tokens()
 	return t, nil
@@ -149,7 +160,9 @@ func (t *responseTurn) appendResponse(b []byte, final bool) []byte {
 	}
 	b = append(b, `],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":`...)
 	b = appendStringOrNull(b, t.effort)
-	b = append(b, `,"summary":null},"service_tier":"default","store":true,"temperature":1.0,"text":{"format":{"type":"text"},"verbosity":"medium"},"tool_choice":`...)
+	b = append(b, `,"summary":null},"service_tier":"default","store":true,"temperature":1.0,"text":{"format":`...)
+	b = appendRawOr(b, t.format, `{"type":"text"}`)
+	b = append(b, `,"verbosity":"medium"},"tool_choice":`...)
 	b = appendRawOr(b, t.toolChoice, `"auto"`)
 	b = append(b, `,"tools":`...)
 	b = appendRawOr(b, t.tools, `[]`)

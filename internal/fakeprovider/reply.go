@@ -91,8 +91,8 @@ type reply struct {
 }
 
 // newReply cuts full at the earliest stop sequence, then to at most limit
-// pieces (limit < 0: no limit).
-func newReply(full string, stops []string, limit int) reply {
+// pieces of those split makes (limit < 0: no limit).
+func newReply(full string, stops []string, limit int, split func(string) []string) reply {
 	r := reply{text: full}
 	at := -1
 	for _, s := range stops {
@@ -106,7 +106,7 @@ func newReply(full string, stops []string, limit int) reply {
 	if at >= 0 {
 		r.text = full[:at]
 	}
-	r.pieces = pieces(r.text)
+	r.pieces = split(r.text)
 	if limit >= 0 && len(r.pieces) > limit {
 		r.pieces = r.pieces[:limit]
 		kept := 0

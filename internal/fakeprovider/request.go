@@ -46,8 +46,18 @@ type wireRequest struct {
 	TopP        json.RawMessage `json:"top_p"`
 	TopK        json.RawMessage `json:"top_k"`
 
+	// Answer formats: Chat's response_format, the Responses API's
+	// text.format, Anthropic's output_config.format.
+	ResponseFormat json.RawMessage `json:"response_format"`
+	Text           *formatHolder   `json:"text"`
+	OutputConfig   *formatHolder   `json:"output_config"`
+
 	EncodingFormat string `json:"encoding_format"`
 	Dimensions     int    `json:"dimensions"`
+}
+
+type formatHolder struct {
+	Format json.RawMessage `json:"format"`
 }
 
 type wireMessage struct {
@@ -74,16 +84,33 @@ func present(raw json.RawMessage) bool {
 }
 
 // conversation is what the fake reads from a prompt: how much text it holds
-// (prompt tokens derive from it) and the user's last words (the reply echoes them).
+// (prompt tokens derive from it), the user's last words (the reply echoes
+// them), whether it ends with a tool result and whether it says "json".
 type conversation struct {
 	textBytes int
 	lastUser  string
+	// afterToolResult: the last message is a tool result, which the model
+	// answers in text unless tool_choice forces another call.
+	afterToolResult bool
+	mentionsJSON    bool
 }
 
-func (c *conversation) add(text string) { c.textBytes += len(text) }
+func (c *conversation) add(text string) {
+	c.textBytes += len(text)
+	c.mentionsJSON = c.mentionsJSON || containsJSONWord(text)
+}
+
+// said records a message of the user's; tool results are not their words,
+// so a message of only tool results leaves the last words as they were.
+func (c *conversation) said(role, own string) {
+	if role == "user" && own != "" {
+		c.lastUser = own
+	}
+}
 
 // messagesConversation reads a system prompt and a message list (Chat
-// Completions and Anthropic Messages).
+// Completions and Anthropic Messages). Chat sends tool results as role
+// "tool" (once "function") messages, Anthropic as tool_result blocks.
 func (r *wireRequest) messagesConversation() (conversation, error) {
 	var c conversation
 	if present(r.System) {
@@ -91,17 +118,16 @@ func (r *wireRequest) messagesConversation() (conversation, error) {
 		if err != nil {
 			return c, fmt.Errorf("system: %w", err)
 		}
-		c.add(sys)
+		c.add(sys.text)
 	}
 	for i, m := range r.Messages {
-		text, err := contentText(m.Content)
+		ct, err := contentText(m.Content)
 		if err != nil {
 			return c, fmt.Errorf("messages[%d].content: %w", i, err)
 		}
-		c.add(text)
-		if m.Role == "user" {
-			c.lastUser = text
-		}
+		c.add(ct.text)
+		c.said(m.Role, ct.own)
+		c.afterToolResult = m.Role == "tool" || m.Role == "function" || ct.toolResult
 	}
 	c.textBytes += len(r.Tools)
 	return c, nil
@@ -109,7 +135,9 @@ func (r *wireRequest) messagesConversation() (conversation, error) {
 
 // responsesConversation reads instructions and input (Responses API).
 func (r *wireRequest) responsesConversation() (conversation, error) {
-	c := conversation{textBytes: len(r.Instructions) + len(r.Tools)}
+	var c conversation
+	c.add(r.Instructions)
+	c.textBytes += len(r.Tools)
 	var s string
 	if json.Unmarshal(r.Input, &s) == nil {
 		c.add(s)
@@ -117,6 +145,7 @@ func (r *wireRequest) responsesConversation() (conversation, error) {
 		return c, nil
 	}
 	var items []struct {
+		Type    string          `json:"type"`
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 		Output  json.RawMessage `json:"output"`
@@ -129,56 +158,75 @@ func (r *wireRequest) responsesConversation() (conversation, error) {
 		if !present(raw) {
 			raw = item.Output
 		}
-		text, err := contentText(raw)
+		ct, err := contentText(raw)
 		if err != nil {
 			return c, fmt.Errorf("input[%d]: %w", i, err)
 		}
-		c.add(text)
-		if item.Role == "user" {
-			c.lastUser = text
-		}
+		c.add(ct.text)
+		c.said(item.Role, ct.own)
+		c.afterToolResult = item.Type == "function_call_output" || item.Type == "custom_tool_call_output"
 	}
 	return c, nil
 }
 
-// contentText joins the text of a content value: a string, or an array of
-// parts or blocks whose text sits in "text" or, for Anthropic tool results,
-// in a nested "content".
-func contentText(raw json.RawMessage) (string, error) {
+// content is the text of a content value: all of it, which prompt tokens
+// count, and the author's own words, without Anthropic tool results.
+type content struct {
+	text, own  string
+	toolResult bool
+}
+
+// contentText reads a content value: a string, or an array of parts or
+// blocks whose text sits in "text" or, for Anthropic tool results, in a
+// nested "content".
+func contentText(raw json.RawMessage) (content, error) {
 	if !present(raw) {
-		return "", nil
+		return content{}, nil
 	}
 	if raw[0] == '"' {
 		var s string
 		err := json.Unmarshal(raw, &s)
-		return s, err
+		return content{text: s, own: s}, err
 	}
 	var parts []struct {
+		Type    string          `json:"type"`
 		Text    string          `json:"text"`
 		Content json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("must be a string or an array of content parts")
+		return content{}, errors.New("must be a string or an array of content parts")
 	}
-	var sb strings.Builder
+	var c content
+	var all, own strings.Builder
 	for _, p := range parts {
 		text := p.Text
 		if text == "" && present(p.Content) {
 			nested, err := contentText(p.Content)
 			if err != nil {
-				return "", err
+				return content{}, err
 			}
-			text = nested
+			text = nested.text
 		}
-		if text == "" {
-			continue
+		appendWords(&all, text)
+		if p.Type == "tool_result" {
+			c.toolResult = true
+		} else {
+			appendWords(&own, text)
 		}
-		if sb.Len() > 0 {
-			sb.WriteByte(' ')
-		}
-		sb.WriteString(text)
 	}
-	return sb.String(), nil
+	c.text, c.own = all.String(), own.String()
+	return c, nil
+}
+
+// appendWords adds text to sb, a space apart from what is there.
+func appendWords(sb *strings.Builder, text string) {
+	if text == "" {
+		return
+	}
+	if sb.Len() > 0 {
+		sb.WriteByte(' ')
+	}
+	sb.WriteString(text)
 }
 
 // stops returns OpenAI's stop (a string or an array of strings).

@@ -1,6 +1,8 @@
 // Package fakeprovider is a deterministic stand-in for the OpenAI and
 // Anthropic APIs. It speaks their wire formats closely enough for the
-// official SDKs, reports realistic usage, records what it receives and
+// official SDKs, reports realistic usage (every breakdown, or other
+// servers' stream shapes, on demand: see Usage), answers structured output
+// with JSON that follows the requested schema, records what it receives and
 // injects faults on demand. pistra's end-to-end tests, load benchmark and
 // `make run` use it as the upstream.
 //
@@ -44,6 +46,8 @@ type Options struct {
 	RecordLimit int
 	// Faults are injected from the start; SetFaults changes them.
 	Faults Faults
+	// Usage shapes reported usage from the start; SetUsage changes it.
+	Usage Usage
 }
 
 // maxBodyBytes bounds a request body, like the real APIs do.
@@ -56,6 +60,7 @@ type Server struct {
 	key     []byte
 	models  []string
 	faults  faultState
+	usage   atomic.Pointer[Usage]
 	rec     recorder
 	calls   atomic.Int64
 	ids     atomic.Uint64
@@ -81,6 +86,7 @@ func New(opts Options) (*Server, error) {
 		s.rec.limit = DefaultRecordLimit
 	}
 	s.faults.set(opts.Faults)
+	s.SetUsage(opts.Usage)
 	var seed [8]byte
 	_, _ = rand.Read(seed[:])
 	s.idSeed = binary.LittleEndian.Uint64(seed[:])
@@ -135,6 +141,7 @@ type exchange struct {
 	req       wireRequest
 	parseErr  error
 	faults    Faults
+	usage     Usage
 	// compat marks a call to an Anthropic server's OpenAI-compatible layer.
 	compat bool
 }
@@ -167,6 +174,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !sleepCtx(r.Context(), f.FirstByteDelay) {
 		return
 	}
+	usage, usageErr := s.usageFor(r.Header)
+	x.usage = usage
 	switch {
 	case fail:
 		x.fail(injectedError(f))
@@ -174,6 +183,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// authorized has answered.
 	case tooLarge:
 		x.fail(&apiError{status: http.StatusRequestEntityTooLarge, message: "request body is too large"})
+	case usageErr != nil:
+		x.fail(usageErr)
 	default:
 		s.route(r.Method, r.URL.Path)(x)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // wireTool covers the three tool shapes: Chat Completions nests the function
@@ -97,13 +96,17 @@ type toolCall struct {
 
 func (c *toolCall) tokens() int { return textTokens(c.name) + textTokens(c.arguments) }
 
-// toolCall reads tools and tool_choice and decides on a call.
-func (r *wireRequest) toolCall() (*toolCall, toolChoice, error) {
+// toolCall reads tools and tool_choice and decides on a call. After a tool
+// result the model answers in text, unless tool_choice forces a call.
+func (r *wireRequest) toolCall(afterToolResult bool) (*toolCall, toolChoice, error) {
 	choice, err := parseToolChoice(r.ToolChoice)
 	if err != nil {
 		return nil, choice, err
 	}
 	call, err := chooseTool(r.Tools, choice)
+	if afterToolResult && choice.mode == choiceAuto {
+		call = nil
+	}
 	return call, choice, err
 }
 
@@ -129,7 +132,7 @@ func chooseTool(tools json.RawMessage, choice toolChoice) (*toolCall, error) {
 	for _, t := range list {
 		name, schema, ok := t.callable()
 		if ok && (choice.mode != choiceNamed || name == choice.name) {
-			return &toolCall{name: name, arguments: exampleArguments(schema)}, nil
+			return &toolCall{name: name, arguments: toolArguments(schema)}, nil
 		}
 	}
 	if choice.mode == choiceNamed {
@@ -138,66 +141,11 @@ func chooseTool(tools json.RawMessage, choice toolChoice) (*toolCall, error) {
 	return nil, nil
 }
 
-// exampleArguments builds arguments that fit a JSON schema's top-level
-// properties, in sorted order so the result is deterministic.
-func exampleArguments(schema json.RawMessage) string {
-	var s struct {
-		Properties map[string]struct {
-			Type json.RawMessage   `json:"type"`
-			Enum []json.RawMessage `json:"enum"`
-		} `json:"properties"`
+// toolArguments builds arguments that fit a tool's schema; arguments are
+// an object even when the schema says nothing the fake can read.
+func toolArguments(schema json.RawMessage) string {
+	if n := parseSchema(schema); n.typeName() != "object" {
+		return "{}"
 	}
-	if present(schema) {
-		// A schema the fake cannot read still gets a call, with no arguments.
-		_ = json.Unmarshal(schema, &s)
-	}
-	keys := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b := []byte{'{'}
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		p := s.Properties[k]
-		if len(p.Enum) > 0 {
-			b = append(b, p.Enum[0]...)
-			continue
-		}
-		b = append(b, exampleValue(p.Type)...)
-	}
-	return string(append(b, '}'))
-}
-
-// exampleValue returns a JSON value of a schema type ("string" or a list of
-// types, of which the first non-null one counts).
-func exampleValue(typ json.RawMessage) string {
-	var types []string
-	var one string
-	if json.Unmarshal(typ, &one) == nil {
-		types = []string{one}
-	} else {
-		_ = json.Unmarshal(typ, &types)
-	}
-	for _, t := range types {
-		switch t {
-		case "integer":
-			return "1"
-		case "number":
-			return "1.5"
-		case "boolean":
-			return "true"
-		case "array":
-			return "[]"
-		case "object":
-			return "{}"
-		case "string":
-			return `"example"`
-		}
-	}
-	return `"example"`
+	return exampleJSON(schema)
 }

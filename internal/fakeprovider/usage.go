@@ -7,9 +7,35 @@ type openAIUsage struct {
 	prompt, cached, completion, reasoning int
 }
 
-func newOpenAIUsage(textBytes int) openAIUsage {
+// newOpenAIUsage counts a prompt of textBytes. split reports a cache hit on
+// short prompts too: half the prompt, as if a shorter request had warmed it.
+func newOpenAIUsage(textBytes int, split bool) openAIUsage {
 	p := promptTokens(textBytes)
-	return openAIUsage{prompt: p, cached: openAICachedTokens(p)}
+	cached := openAICachedTokens(p)
+	if split && cached == 0 {
+		p = max(p, 2)
+		cached = p / 2
+	}
+	return openAIUsage{prompt: p, cached: cached}
+}
+
+// splitReasoningTokens is the reasoning the split mode bills a request that
+// asked for none: a little, so that it does not eat small token limits.
+const splitReasoningTokens = 4
+
+// reasoningBudget returns the hidden reasoning an OpenAI answer bills for
+// effort and what remains of limit for the visible answer (limit < 0: no
+// limit), which reasoning comes out of first.
+func (u Usage) reasoningBudget(effort string, limit int) (reasoning, rest int) {
+	reasoning = reasoningTokens(effort)
+	if reasoning == 0 && u.Split {
+		reasoning = splitReasoningTokens
+	}
+	if limit >= 0 {
+		reasoning = min(reasoning, limit)
+		limit -= reasoning
+	}
+	return reasoning, limit
 }
 
 // appendChatUsage writes Chat Completions usage; details adds the
@@ -53,12 +79,12 @@ type anthropicUsage struct {
 }
 
 // newAnthropicUsage splits a prompt of textBytes. When the request marks
-// anything with cache_control the fake reports both a cache read and a cache
-// write, as if part of the prefix had been cached before and the rest was
-// cached now, so one request shows every field.
-func newAnthropicUsage(textBytes int, cacheControl bool) anthropicUsage {
+// anything with cache_control, or split asks for it, the fake reports both a
+// cache read and a cache write, as if part of the prefix had been cached
+// before and the rest was cached now, so one request shows every field.
+func newAnthropicUsage(textBytes int, cached bool) anthropicUsage {
 	p := promptTokens(textBytes)
-	if !cacheControl {
+	if !cached {
 		return anthropicUsage{input: p}
 	}
 	p = max(p, 3)
@@ -67,13 +93,26 @@ func newAnthropicUsage(textBytes int, cacheControl bool) anthropicUsage {
 	return anthropicUsage{input: p - read - creation, cacheCreation: creation, cacheRead: read}
 }
 
-// appendAnthropicUsage writes Anthropic usage: final with the output count
-// and its thinking share, otherwise with message_start's placeholder of one
-// output token.
-func appendAnthropicUsage(b []byte, u anthropicUsage, final bool) []byte {
-	output := 1
-	if final {
-		output = u.output
+// Anthropic usage comes in three shapes.
+type anthropicUsageShape int
+
+const (
+	// usageMessage is a message's: the counts, the cache split by TTL and
+	// the service tier.
+	usageMessage anthropicUsageShape = iota
+	// usageStart is message_start's: the message's with a placeholder of
+	// one output token.
+	usageStart
+	// usageDelta is message_delta's: the cumulative counts alone.
+	usageDelta
+)
+
+// appendAnthropicUsage writes Anthropic usage in one of its shapes; the
+// thinking share of the output appears once the output count is final.
+func appendAnthropicUsage(b []byte, u anthropicUsage, shape anthropicUsageShape) []byte {
+	output := u.output
+	if shape == usageStart {
+		output = 1
 	}
 	b = append(b, `{"input_tokens":`...)
 	b = appendInt(b, u.input)
@@ -81,14 +120,20 @@ func appendAnthropicUsage(b []byte, u anthropicUsage, final bool) []byte {
 	b = appendInt(b, u.cacheCreation)
 	b = append(b, `,"cache_read_input_tokens":`...)
 	b = appendInt(b, u.cacheRead)
-	b = append(b, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
-	b = appendInt(b, u.cacheCreation)
-	b = append(b, `,"ephemeral_1h_input_tokens":0},"output_tokens":`...)
+	if shape != usageDelta {
+		b = append(b, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
+		b = appendInt(b, u.cacheCreation)
+		b = append(b, `,"ephemeral_1h_input_tokens":0}`...)
+	}
+	b = append(b, `,"output_tokens":`...)
 	b = appendInt(b, output)
-	if final && u.thinking > 0 {
+	if shape != usageStart && u.thinking > 0 {
 		b = append(b, `,"output_tokens_details":{"thinking_tokens":`...)
 		b = appendInt(b, u.thinking)
 		b = append(b, '}')
+	}
+	if shape == usageDelta {
+		return append(b, '}')
 	}
 	return append(b, `,"service_tier":"standard"}`...)
 }

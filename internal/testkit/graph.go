@@ -31,7 +31,7 @@ type GraphBuilder struct {
 // NewGraph starts a graph with sourceHash that rejects lossy serving by
 // default.
 func NewGraph(sourceHash string) *GraphBuilder {
-	return &GraphBuilder{Graph: plan.Graph{SourceHash: sourceHash, OnFidelityLoss: "reject"},
+	return &GraphBuilder{Graph: plan.Graph{SourceHash: sourceHash, OnFidelityLoss: plan.LossReject},
 		lists: map[string]int{}, skips: map[string]int{}, plans: map[plan.Plan]int{}}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/snapshot"
 )
 
 // Gate admits candidates. It is safe for concurrent use.
@@ -28,9 +29,9 @@ type Gate interface {
 
 // Request is what a gate knows of the request a candidate would serve.
 type Request struct {
-	Graph *plan.Graph
-	// Profile indexes Graph.Profiles; Key indexes Graph.Keys, -1 when the
-	// request was made on a key's behalf by the admin API.
+	// Snapshot is the policy the request is served under.
+	Snapshot *snapshot.Snapshot
+	// Profile indexes its Graph.Profiles, Key its Graph.Keys.
 	Profile, Key int
 	Route        plan.Route
 	// Body is the client's body as it arrived; a gate reads it, never

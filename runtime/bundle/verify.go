@@ -1,17 +1,20 @@
 package bundle
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/pistra/pistra/runtime/plan"
 )
 
-// Verify checks every index in g against the list it points into, and that
-// tables and names are in the order Lookup and Known search them. The error
-// names the first bad reference by its path in bundle.json.
+// Verify checks every index in g against the list it points into, every
+// vocabulary value against plan's list of them, and that tables and names
+// are in the order Lookup and Known search them. The error names the first
+// bad value by its path in bundle.json.
 func Verify(g *plan.Graph) error {
 	for _, check := range []func(*plan.Graph) error{
-		verifyProviders, verifyProfiles, verifyKeys, verifyBudgets,
+		verifyDeployment, verifyProviders, verifyProfiles, verifyKeys, verifyBudgets,
 		verifyCandidates, verifySkips, verifyPlans, verifyTables, verifyNames,
 	} {
 		if err := check(g); err != nil {
@@ -28,11 +31,47 @@ func outOfRange(field string, i, n int) error {
 
 func inRange(i, n int) bool { return i >= 0 && i < n }
 
+// vocabulary is one of plan's closed string types.
+type vocabulary interface {
+	~string
+	Valid() bool
+}
+
+// known checks a vocabulary value: the runtime branches on these, and one
+// it does not know would be misread (an unknown on_fidelity_loss rejects).
+func known[T vocabulary](field string, v T, all []T) error {
+	if v.Valid() {
+		return nil
+	}
+	return fmt.Errorf("%s: unknown value %q (known: %s)", field, v, strings.Join(plan.Names(all), ", "))
+}
+
+// knownEach checks a list of vocabulary values.
+func knownEach[T vocabulary](field string, values, all []T) error {
+	for i, v := range values {
+		if err := known(fmt.Sprintf("%s[%d]", field, i), v, all); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func verifyDeployment(g *plan.Graph) error {
+	return known("on_fidelity_loss", g.OnFidelityLoss, plan.LossActions)
+}
+
 func verifyProviders(g *plan.Graph) error {
 	for i, p := range g.Providers {
 		at := fmt.Sprintf("providers[%d] (%s)", i, p.Name)
 		if p.Pool != -1 && !inRange(p.Pool, len(g.Pools)) {
 			return outOfRange(at+".pool", p.Pool, len(g.Pools))
+		}
+		if err := cmp.Or(
+			known(at+".auth", p.Auth, plan.AuthSchemes),
+			knownEach(at+".retry.on", p.Retry.On, plan.FailureClasses),
+			knownEach(at+".failover.on", p.Failover.On, plan.FailureClasses),
+		); err != nil {
+			return err
 		}
 		for j, to := range p.Failover.To {
 			if !inRange(to, len(g.Providers)) {
@@ -51,6 +90,9 @@ func verifyProfiles(g *plan.Graph) error {
 		at := fmt.Sprintf("profiles[%d] (%s)", i, p.Name)
 		if !inRange(p.Table, len(g.Tables)) {
 			return outOfRange(at+".table", p.Table, len(g.Tables))
+		}
+		if err := known(at+".on_fidelity_loss", p.OnFidelityLoss, plan.LossActions); err != nil {
+			return err
 		}
 		for j, b := range p.Budgets {
 			if !inRange(b, len(g.Budgets)) {
@@ -95,9 +137,17 @@ func verifyKeys(g *plan.Graph) error {
 
 func verifyBudgets(g *plan.Graph) error {
 	for i, b := range g.Budgets {
-		field := fmt.Sprintf("budgets[%d] (%s).cost_expr", i, b.Name)
+		at := fmt.Sprintf("budgets[%d] (%s)", i, b.Name)
+		if err := cmp.Or(
+			known(at+".window", b.Window, plan.Windows),
+			known(at+".per", b.Per, plan.BucketScopes),
+			known(at+".cost_type", b.CostType, plan.CostTypes),
+		); err != nil {
+			return err
+		}
+		field := at + ".cost_expr"
 		switch {
-		case b.CostType == "CEL":
+		case b.CostType == plan.CostCEL:
 			if err := verifyExpr(field, b.CostExpr, g.CEL, "cost"); err != nil {
 				return err
 			}

@@ -13,7 +13,7 @@ func TestVerifyAccepts(t *testing.T) {
 	for name, g := range map[string]*plan.Graph{
 		"maximal":   bundletest.Maximal(),
 		"synthetic": bundletest.Synthetic(bundletest.Large),
-		"empty":     {},
+		"empty":     {OnFidelityLoss: plan.LossReject},
 	} {
 		if err := bundle.Verify(g); err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -21,7 +21,8 @@ func TestVerifyAccepts(t *testing.T) {
 	}
 }
 
-// TestVerifyRefuses breaks one reference of a valid graph at a time.
+// TestVerifyRefuses breaks one reference or vocabulary value of a valid
+// graph at a time.
 func TestVerifyRefuses(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -74,6 +75,22 @@ func TestVerifyRefuses(t *testing.T) {
 			`tables[0].entries[1]: (chat_completions, "fast") must sort after (chat_completions, "fast")`},
 		{"names out of order", func(g *plan.Graph) { g.Names[3] = "b" },
 			`names[3]: "b" must sort after "gpt-4o"`},
+		{"deployment on_fidelity_loss", func(g *plan.Graph) { g.OnFidelityLoss = "" },
+			`on_fidelity_loss: unknown value "" (known: reject, allow)`},
+		{"profile on_fidelity_loss", func(g *plan.Graph) { g.Profiles[1].OnFidelityLoss = "Allow" },
+			`profiles[1] (eval).on_fidelity_loss: unknown value "Allow" (known: reject, allow)`},
+		{"auth scheme", func(g *plan.Graph) { g.Providers[1].Auth = "basic" },
+			`providers[1] (anthropic).auth: unknown value "basic" (known: bearer, x-api-key, api-key)`},
+		{"retry class", func(g *plan.Graph) { g.Providers[0].Retry.On[2] = "4xx" },
+			`providers[0] (openai).retry.on[2]: unknown value "4xx" (known: connect, 5xx, 429, timeout)`},
+		{"failover class", func(g *plan.Graph) { g.Providers[0].Failover.On[0] = "500" },
+			`providers[0] (openai).failover.on[0]: unknown value "500"`},
+		{"budget window", func(g *plan.Graph) { g.Budgets[0].Window = "week" },
+			`budgets[0] (daily).window: unknown value "week" (known: minute, hour, day, month)`},
+		{"budget scope", func(g *plan.Graph) { g.Budgets[1].Per = "team" },
+			`budgets[1] (weighted).per: unknown value "team" (known: key, profile)`},
+		{"cost type", func(g *plan.Graph) { g.Budgets[0].CostType = "Tokens" },
+			`budgets[0] (daily).cost_type: unknown value "Tokens" (known: InputToken, OutputToken, TotalToken, CachedInputToken, CacheCreationInputToken, ReasoningToken, CEL)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/runtime/jsonscan"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -218,7 +219,7 @@ func BenchmarkReadHostile(b *testing.B) {
 		size = 64 << 10
 	}
 	repeat := func(unit string) string { return strings.Repeat(unit, size/len(unit)) }
-	nest := strings.Repeat("[", maxDepth-2) + strings.Repeat("]", maxDepth-2) + ","
+	nest := strings.Repeat("[", jsonscan.MaxDepth-2) + strings.Repeat("]", jsonscan.MaxDepth-2) + ","
 	bodies := map[string]string{
 		"needle_every_4_bytes": `{"messages":[` + repeat(`"n",`) + `"n"],"n":2}`,
 		"backslash_run":        `{"model":"` + repeat(`\\`) + `","n":2}`,

@@ -13,7 +13,9 @@
 // What the confirm cannot establish counts as not used: a body that is not a
 // well-formed JSON object reports nothing, and neither does a member of an
 // unexpected shape (tools that is not an array, strict given as the string
-// "true"). The upstream's own validation answers those requests.
+// "true"). The upstream's own validation answers those requests. The
+// confirm delimits strings without checking their contents
+// (jsonscan.NewValid): the server has run json.Valid on the body already.
 //
 // Keys and enum values are compared as raw bytes, so an escaped spelling such
 // as "str\u0069ct" is not recognised. No SDK writes one, and a client that
@@ -28,6 +30,7 @@ import (
 	"bytes"
 	"math/bits"
 
+	"github.com/pistra/pistra/runtime/jsonscan"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -174,7 +177,7 @@ func dialectFor(route plan.Route) *dialect {
 func (d *dialect) prefilter(body []byte) plan.CapSet {
 	var hit plan.CapSet
 	for i := 0; hit != d.caps; {
-		q := indexQuote(body[i:])
+		q := jsonscan.IndexQuote(body[i:])
 		if q < 0 || i+q+1 >= len(body) {
 			break
 		}
@@ -193,16 +196,16 @@ func (d *dialect) prefilter(body []byte) plan.CapSet {
 // confirm walks body once and returns every capability it establishes
 // structurally, or nothing if body is not a well-formed JSON object.
 func (d *dialect) confirm(body []byte) plan.CapSet {
-	s := scanner{buf: body}
-	if s.peek() != '{' {
+	s := jsonscan.NewValid(body)
+	if s.Kind() != jsonscan.Object {
 		return 0
 	}
 	var got plan.CapSet
-	for m := s.object(); m.next(); {
-		got |= d.member(&s, m.key)
+	for m := s.Object(); m.Next(); {
+		got |= d.member(&s, m.Key())
 	}
-	s.end()
-	if s.bad {
+	s.End()
+	if s.Bad() {
 		return 0
 	}
 	return got
@@ -211,7 +214,7 @@ func (d *dialect) confirm(body []byte) plan.CapSet {
 // member reads the value of the top-level member key, consuming it whatever
 // its shape, and returns the capabilities it confirms. The switch, rather
 // than a function value, keeps the scanner on the stack.
-func (d *dialect) member(s *scanner, key []byte) plan.CapSet {
+func (d *dialect) member(s *jsonscan.Scanner, key []byte) plan.CapSet {
 	switch d.shape {
 	case chatShape:
 		return chatMember(s, key)
@@ -222,6 +225,6 @@ func (d *dialect) member(s *scanner, key []byte) plan.CapSet {
 	case messagesShape:
 		return messagesMember(s, key)
 	}
-	s.skip()
+	s.Skip()
 	return 0
 }

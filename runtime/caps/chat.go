@@ -1,6 +1,9 @@
 package caps
 
-import "github.com/pistra/pistra/runtime/plan"
+import (
+	"github.com/pistra/pistra/runtime/jsonscan"
+	"github.com/pistra/pistra/runtime/plan"
+)
 
 // chatMember confirms capabilities in one top-level member of a Chat
 // Completions request (WIRE.md §2.1). It counts:
@@ -15,7 +18,7 @@ import "github.com/pistra/pistra/runtime/plan"
 //   - audio_input: a messages[].content[] part of type input_audio; asking
 //     for audio output (modalities, audio) is not audio input
 //   - multi_choice: n is a number greater than 1
-func chatMember(s *scanner, key []byte) plan.CapSet {
+func chatMember(s *jsonscan.Scanner, key []byte) plan.CapSet {
 	switch string(key) {
 	case "tools":
 		return when(chatStrictTools(s), plan.CapStrictTools)
@@ -27,7 +30,7 @@ func chatMember(s *scanner, key []byte) plan.CapSet {
 	case "prompt_cache_key", "prompt_cache_retention":
 		return when(setString(s), plan.CapPromptCaching)
 	case "prompt_cache_options":
-		return when(s.present(), plan.CapPromptCaching)
+		return when(present(s), plan.CapPromptCaching)
 	case "reasoning_effort":
 		return when(effortOn(s), plan.CapExtendedThinking)
 	case "thinking":
@@ -37,20 +40,20 @@ func chatMember(s *scanner, key []byte) plan.CapSet {
 	case "messages":
 		return openAIItems(s, "content")
 	case "n":
-		return when(s.moreThanOne(), plan.CapMultiChoice)
+		return when(moreThanOne(s), plan.CapMultiChoice)
 	}
-	s.skip()
+	s.Skip()
 	return 0
 }
 
 // chatStrictTools reads tools and reports whether any function tool sets
 // function.strict to true.
-func chatStrictTools(s *scanner) bool {
+func chatStrictTools(s *jsonscan.Scanner) bool {
 	strict := false
-	for tools := s.array(); tools.next(); {
-		for tool := s.object(); tool.find("function"); {
-			for fn := s.object(); fn.find("strict"); {
-				if s.isTrue() {
+	for tools := s.Array(); tools.Next(); {
+		for tool := s.Object(); tool.Find("function"); {
+			for fn := s.Object(); fn.Find("strict"); {
+				if isTrue(s) {
 					strict = true
 				}
 			}
@@ -62,15 +65,15 @@ func chatStrictTools(s *scanner) bool {
 // openAIItems reads an array of messages (Chat) or input items (Responses)
 // and returns what their content parts use. Each item's parts sit under the
 // given keys; a string there is plain text and uses nothing.
-func openAIItems(s *scanner, partKeys ...string) plan.CapSet {
+func openAIItems(s *jsonscan.Scanner, partKeys ...string) plan.CapSet {
 	var got plan.CapSet
-	for items := s.array(); items.next(); {
-		for item := s.object(); item.next(); {
-			if oneOf(item.key, partKeys) {
+	for items := s.Array(); items.Next(); {
+		for item := s.Object(); item.Next(); {
+			if oneOf(item.Key(), partKeys) {
 				got |= openAIParts(s)
 				continue
 			}
-			s.skip()
+			s.Skip()
 		}
 	}
 	return got
@@ -79,19 +82,19 @@ func openAIItems(s *scanner, partKeys ...string) plan.CapSet {
 // openAIParts reads an array of content parts: an input_audio part is audio
 // input, and a prompt_cache_breakpoint on any part is an explicit caching
 // request.
-func openAIParts(s *scanner) plan.CapSet {
+func openAIParts(s *jsonscan.Scanner) plan.CapSet {
 	var got plan.CapSet
-	for parts := s.array(); parts.next(); {
-		for part := s.object(); part.next(); {
-			switch string(part.key) {
+	for parts := s.Array(); parts.Next(); {
+		for part := s.Object(); part.Next(); {
+			switch string(part.Key()) {
 			case "type":
-				if v, ok := s.str(); ok && string(v) == "input_audio" {
+				if v, ok := s.RawString(); ok && string(v) == "input_audio" {
 					got |= plan.Of(plan.CapAudioInput)
 				}
 			case "prompt_cache_breakpoint":
-				got |= when(s.present(), plan.CapPromptCaching)
+				got |= when(present(s), plan.CapPromptCaching)
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
@@ -100,10 +103,10 @@ func openAIParts(s *scanner) plan.CapSet {
 
 // formatIsJSON reads a format object and reports whether its type asks for
 // JSON output, with or without a schema.
-func formatIsJSON(s *scanner) bool {
+func formatIsJSON(s *jsonscan.Scanner) bool {
 	json := false
-	for m := s.object(); m.find("type"); {
-		if v, ok := s.str(); ok && (string(v) == "json_schema" || string(v) == "json_object") {
+	for m := s.Object(); m.Find("type"); {
+		if v, ok := s.RawString(); ok && (string(v) == "json_schema" || string(v) == "json_object") {
 			json = true
 		}
 	}
@@ -113,9 +116,9 @@ func formatIsJSON(s *scanner) bool {
 // formatMemberIsJSON reads an object holding a format member (Responses
 // text, Anthropic output_config) and reports whether that format asks for
 // JSON output.
-func formatMemberIsJSON(s *scanner) bool {
+func formatMemberIsJSON(s *jsonscan.Scanner) bool {
 	json := false
-	for m := s.object(); m.find("format"); {
+	for m := s.Object(); m.Find("format"); {
 		if formatIsJSON(s) {
 			json = true
 		}
@@ -123,22 +126,22 @@ func formatMemberIsJSON(s *scanner) bool {
 	return json
 }
 
-// effortOn reads a reasoning effort and reports whether it asks for any
-// reasoning: any string but "none". Null or another shape is not a request.
 // setString consumes the value at pos and reports whether it is set: a
 // non-empty string, or any other value but null (which the upstream's own
 // validation then answers). An empty string asks for nothing, as the
 // translator reads it.
-func setString(s *scanner) bool {
-	if s.peek() == '"' {
-		v, ok := s.str()
+func setString(s *jsonscan.Scanner) bool {
+	if s.Kind() == jsonscan.String {
+		v, ok := s.RawString()
 		return ok && len(v) > 0
 	}
-	return s.present()
+	return present(s)
 }
 
-func effortOn(s *scanner) bool {
-	v, ok := s.str()
+// effortOn reads a reasoning effort and reports whether it asks for any
+// reasoning: any string but "none". Null or another shape is not a request.
+func effortOn(s *jsonscan.Scanner) bool {
+	v, ok := s.RawString()
 	return ok && string(v) != "none"
 }
 

@@ -1,6 +1,9 @@
 package caps
 
-import "github.com/pistra/pistra/runtime/plan"
+import (
+	"github.com/pistra/pistra/runtime/jsonscan"
+	"github.com/pistra/pistra/runtime/plan"
+)
 
 // blockNesting is how many levels of nested content a block may hold that
 // can still carry cache_control: a tool_result's content, and a
@@ -18,11 +21,11 @@ const blockNesting = 2
 //     output_format) has type json_schema or json_object
 //
 // audio_input and multi_choice do not exist in this dialect.
-func messagesMember(s *scanner, key []byte) plan.CapSet {
+func messagesMember(s *jsonscan.Scanner, key []byte) plan.CapSet {
 	switch string(key) {
 	case "cache_control":
 		// Top-level cache_control is automatic caching of the prompt.
-		return when(s.present(), plan.CapPromptCaching)
+		return when(present(s), plan.CapPromptCaching)
 	case "system":
 		return cachedBlocks(s, 0)
 	case "messages":
@@ -38,18 +41,18 @@ func messagesMember(s *scanner, key []byte) plan.CapSet {
 		// The structured-outputs beta put the same format at the top level.
 		return when(formatIsJSON(s), plan.CapStructuredOutput)
 	}
-	s.skip()
+	s.Skip()
 	return 0
 }
 
 // messagesCaching reads the messages array and reports whether any content
 // block carries cache_control. String content is plain text.
-func messagesCaching(s *scanner) plan.CapSet {
+func messagesCaching(s *jsonscan.Scanner) plan.CapSet {
 	var got plan.CapSet
-	for msgs := s.array(); msgs.next(); {
-		for msg := s.object(); msg.next(); {
-			if string(msg.key) != "content" {
-				s.skip()
+	for msgs := s.Array(); msgs.Next(); {
+		for msg := s.Object(); msg.Next(); {
+			if string(msg.Key()) != "content" {
+				s.Skip()
 				continue
 			}
 			got |= cachedBlocks(s, blockNesting)
@@ -61,17 +64,17 @@ func messagesCaching(s *scanner) plan.CapSet {
 // cachedBlocks reads an array of content blocks and reports prompt caching
 // if any block, or a block nested up to nest levels in its content, carries
 // a non-null cache_control.
-func cachedBlocks(s *scanner, nest int) plan.CapSet {
+func cachedBlocks(s *jsonscan.Scanner, nest int) plan.CapSet {
 	var got plan.CapSet
-	for blocks := s.array(); blocks.next(); {
-		for block := s.object(); block.next(); {
+	for blocks := s.Array(); blocks.Next(); {
+		for block := s.Object(); block.Next(); {
 			switch {
-			case string(block.key) == "cache_control":
-				got |= when(s.present(), plan.CapPromptCaching)
-			case string(block.key) == "content" && nest > 0:
+			case string(block.Key()) == "cache_control":
+				got |= when(present(s), plan.CapPromptCaching)
+			case string(block.Key()) == "content" && nest > 0:
 				got |= cachedBlocks(s, nest-1)
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
@@ -80,17 +83,17 @@ func cachedBlocks(s *scanner, nest int) plan.CapSet {
 
 // messagesTools reads tools: strict set to true on any tool is strict tools,
 // and cache_control on any tool is prompt caching.
-func messagesTools(s *scanner) plan.CapSet {
+func messagesTools(s *jsonscan.Scanner) plan.CapSet {
 	var got plan.CapSet
-	for tools := s.array(); tools.next(); {
-		for tool := s.object(); tool.next(); {
-			switch string(tool.key) {
+	for tools := s.Array(); tools.Next(); {
+		for tool := s.Object(); tool.Next(); {
+			switch string(tool.Key()) {
 			case "strict":
-				got |= when(s.isTrue(), plan.CapStrictTools)
+				got |= when(isTrue(s), plan.CapStrictTools)
 			case "cache_control":
-				got |= when(s.present(), plan.CapPromptCaching)
+				got |= when(present(s), plan.CapPromptCaching)
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
@@ -100,10 +103,10 @@ func messagesTools(s *scanner) plan.CapSet {
 // thinkingOn reads the thinking object and reports whether its type turns
 // thinking on: enabled (a fixed budget), adaptive, or between_tools.
 // disabled, and any type not known here, is not counted.
-func thinkingOn(s *scanner) bool {
+func thinkingOn(s *jsonscan.Scanner) bool {
 	on := false
-	for m := s.object(); m.find("type"); {
-		v, _ := s.str()
+	for m := s.Object(); m.Find("type"); {
+		v, _ := s.RawString()
 		switch string(v) {
 		case "enabled", "adaptive", "between_tools":
 			on = true

@@ -1,6 +1,9 @@
 package caps
 
-import "github.com/pistra/pistra/runtime/plan"
+import (
+	"github.com/pistra/pistra/runtime/jsonscan"
+	"github.com/pistra/pistra/runtime/plan"
+)
 
 // responsesMember confirms capabilities in one top-level member of a
 // Responses request (WIRE.md §3.1). It counts:
@@ -13,7 +16,7 @@ import "github.com/pistra/pistra/runtime/plan"
 //   - audio_input: an input item's part of type input_audio
 //
 // multi_choice does not exist in this API.
-func responsesMember(s *scanner, key []byte) plan.CapSet {
+func responsesMember(s *jsonscan.Scanner, key []byte) plan.CapSet {
 	switch string(key) {
 	case "tools":
 		return when(responsesStrictTools(s), plan.CapStrictTools)
@@ -22,7 +25,7 @@ func responsesMember(s *scanner, key []byte) plan.CapSet {
 	case "prompt_cache_key", "prompt_cache_retention":
 		return when(setString(s), plan.CapPromptCaching)
 	case "prompt_cache_options":
-		return when(s.present(), plan.CapPromptCaching)
+		return when(present(s), plan.CapPromptCaching)
 	case "reasoning":
 		return when(reasoningOn(s), plan.CapExtendedThinking)
 	case "input":
@@ -30,29 +33,29 @@ func responsesMember(s *scanner, key []byte) plan.CapSet {
 		// under output; a string input is plain text.
 		return openAIItems(s, "content", "output")
 	}
-	s.skip()
+	s.Skip()
 	return 0
 }
 
 // responsesStrictTools reads tools and reports whether any tool is a
 // function tool with strict set to true. Both members must be on the same
 // tool, in either order.
-func responsesStrictTools(s *scanner) bool {
+func responsesStrictTools(s *jsonscan.Scanner) bool {
 	strict := false
-	for tools := s.array(); tools.next(); {
+	for tools := s.Array(); tools.Next(); {
 		function, on := false, false
-		for tool := s.object(); tool.next(); {
-			switch string(tool.key) {
+		for tool := s.Object(); tool.Next(); {
+			switch string(tool.Key()) {
 			case "type":
-				if v, ok := s.str(); ok && string(v) == "function" {
+				if v, ok := s.RawString(); ok && string(v) == "function" {
 					function = true
 				}
 			case "strict":
-				if s.isTrue() {
+				if isTrue(s) {
 					on = true
 				}
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 		strict = strict || function && on
@@ -62,9 +65,9 @@ func responsesStrictTools(s *scanner) bool {
 
 // reasoningOn reads the reasoning object and reports whether its effort asks
 // for any reasoning.
-func reasoningOn(s *scanner) bool {
+func reasoningOn(s *jsonscan.Scanner) bool {
 	on := false
-	for m := s.object(); m.find("effort"); {
+	for m := s.Object(); m.Find("effort"); {
 		if effortOn(s) {
 			on = true
 		}

@@ -1,9 +1,13 @@
 package dialect
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/pistra/pistra/runtime/jsonscan"
 )
 
 func TestFindModel(t *testing.T) {
@@ -25,6 +29,11 @@ func TestFindModel(t *testing.T) {
 		{"not a string", `{"model":42}`, "", ErrModelNotString},
 		{"null model", `{"model":null}`, "", ErrModelNotString},
 		{"duplicate", `{"model":"a","model":"b"}`, "", ErrDuplicateModel},
+		{"duplicate spelled with escapes", `{"model":"a","mod\u0065l":"b"}`, "", ErrDuplicateModel},
+		{"duplicate after a bad value", `{"model":"a","model":`, "", ErrNotObject},
+		{"bad escape in the name", `{"model":"a\qb"}`, "", ErrModelNotString},
+		{"trailing bytes", `{"model":"a"} x`, "", ErrNotObject},
+		{"deeper than jsonscan.MaxDepth", `{"model":"a","x":` + strings.Repeat("[", jsonscan.MaxDepth+1) + strings.Repeat("]", jsonscan.MaxDepth+1) + `}`, "", ErrNotObject},
 		{"array body", `[{"model":"a"}]`, "", ErrNotObject},
 		{"string body", `"model"`, "", ErrNotObject},
 		{"truncated", `{"model":"a"`, "", ErrNotObject},
@@ -39,6 +48,9 @@ func TestFindModel(t *testing.T) {
 			if err == nil && f.Name != tt.want {
 				t.Fatalf("name = %q, want %q", f.Name, tt.want)
 			}
+			if err != nil && f != (ModelField{}) {
+				t.Fatalf("field %+v returned with %v", f, err)
+			}
 		})
 	}
 }
@@ -48,6 +60,9 @@ func TestAppendWithModelEditsOnlyTheValue(t *testing.T) {
 	f, err := FindModel(body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if v := string(body[f.Start:f.End]); v != `"fast"` {
+		t.Fatalf("Start..End = %q, want the value, quotes included", v)
 	}
 	got := string(AppendWithModel(nil, body, f, `gpt-4o-mini"x`))
 	want := `{ "stream" : true , "model" : "gpt-4o-mini\"x" , "messages":[{"content":"model"}]}`
@@ -65,15 +80,24 @@ func TestAppendStringIsJSON(t *testing.T) {
 	}
 }
 
-// FuzzFindModel checks the scanner against encoding/json on valid bodies and
-// that it never panics on anything.
+// FuzzFindModel checks the scanner against encoding/json on valid bodies
+// (every object scans as one; a name read is the one encoding/json reads)
+// and that it never panics on anything.
 func FuzzFindModel(f *testing.F) {
-	for _, s := range []string{`{"model":"a"}`, `{"a":[1,{"model":"x"}],"model":"b\n"}`, `{"model":1}`, `[]`, `{"m":"\\"}`} {
+	for _, s := range []string{`{"model":"a"}`, `{"a":[1,{"model":"x"}],"model":"b\n"}`, `{"model":1}`, `[]`, `{"m":"\\"}`, `null`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		mf, err := FindModel(b)
-		if err != nil || !json.Valid(b) {
+		if !json.Valid(b) {
+			return
+		}
+		var obj map[string]json.RawMessage
+		shallow := bytes.Count(b, []byte("["))+bytes.Count(b, []byte("{")) <= jsonscan.MaxDepth
+		if errors.Is(err, ErrNotObject) && shallow && json.Unmarshal(b, &obj) == nil && obj != nil {
+			t.Fatalf("a valid object is refused as not one: %s", b)
+		}
+		if err != nil {
 			return
 		}
 		var m map[string]json.RawMessage

@@ -12,8 +12,8 @@ type Graph struct {
 	// runtime can tell which policy a bundle came from. No timestamps.
 	SourceHash string `json:"source_hash"`
 
-	// OnFidelityLoss is the deployment default: "reject" or "allow".
-	OnFidelityLoss string `json:"on_fidelity_loss"`
+	// OnFidelityLoss is the deployment default.
+	OnFidelityLoss LossAction `json:"on_fidelity_loss"`
 
 	Providers []Provider `json:"providers"`
 	Pools     []Pool     `json:"pools,omitempty"`
@@ -125,9 +125,8 @@ type Provider struct {
 	// CredentialEnv names the environment variable holding the secret; the
 	// secret itself never enters the graph. Empty means no credential.
 	CredentialEnv string `json:"credential_env,omitempty"`
-	// Auth says how the credential is presented upstream: "bearer",
-	// "x-api-key" or "api-key" (Azure).
-	Auth string `json:"auth"`
+	// Auth says how the credential is presented upstream.
+	Auth AuthScheme `json:"auth"`
 	// Headers are static headers sent on every upstream request
 	// (anthropic-version, ...). Never secrets.
 	Headers []Header `json:"headers,omitempty"`
@@ -189,14 +188,14 @@ type Channel struct {
 type Retry struct {
 	Max       int   `json:"max"`
 	BackoffMS int64 `json:"backoff_ms"`
-	// On lists the failure classes that are retried: connect, 5xx, 429, timeout.
-	On []string `json:"on,omitempty"`
+	// On lists the failure classes that are retried.
+	On []FailureClass `json:"on,omitempty"`
 }
 
 // Failover is where a provider's traffic goes once its retries run out.
 type Failover struct {
-	To []int    `json:"to,omitempty"` // provider indexes, in order
-	On []string `json:"on,omitempty"` // connect, 5xx, 429, timeout
+	To []int          `json:"to,omitempty"` // provider indexes, in order
+	On []FailureClass `json:"on,omitempty"`
 }
 
 // Pool is a set of self-hosted servers reached under one name.
@@ -221,13 +220,13 @@ type Subset struct {
 type Profile struct {
 	Name string `json:"name"`
 	// AllowedModels is empty when the profile has no model limit.
-	AllowedModels  []string `json:"allowed_models,omitempty"`
-	RequireCaps    CapSet   `json:"require_caps"`
-	PoolSubset     string   `json:"pool_subset,omitempty"`
-	OnFidelityLoss string   `json:"on_fidelity_loss"`
-	Rules          []Rule   `json:"rules,omitempty"`
-	Table          int      `json:"table"`             // index into Graph.Tables
-	Budgets        []int    `json:"budgets,omitempty"` // indexes into Graph.Budgets
+	AllowedModels  []string   `json:"allowed_models,omitempty"`
+	RequireCaps    CapSet     `json:"require_caps"`
+	PoolSubset     string     `json:"pool_subset,omitempty"`
+	OnFidelityLoss LossAction `json:"on_fidelity_loss"`
+	Rules          []Rule     `json:"rules,omitempty"`
+	Table          int        `json:"table"`             // index into Graph.Tables
+	Budgets        []int      `json:"budgets,omitempty"` // indexes into Graph.Budgets
 }
 
 // Key is a client credential, stored as a hash only.
@@ -241,12 +240,10 @@ type Key struct {
 type Budget struct {
 	Name   string `json:"name"`
 	Limit  uint64 `json:"limit"`
-	Window string `json:"window"` // minute | hour | day | month
-	// Per says what a bucket is: "key" or "profile".
-	Per string `json:"per"`
-	// CostType is InputToken, OutputToken, TotalToken, CachedInputToken,
-	// CacheCreationInputToken, ReasoningToken or CEL.
-	CostType string `json:"cost_type"`
+	Window Window `json:"window"`
+	// Per says what a bucket is kept for.
+	Per      BucketScope `json:"per"`
+	CostType CostType    `json:"cost_type"`
 	// CostExpr indexes Graph.CEL when CostType is CEL, else -1.
 	CostExpr       int    `json:"cost_expr"`
 	CostPerCall    uint64 `json:"cost_per_call"`

@@ -26,9 +26,10 @@ type Loss struct {
 
 // Select decides, for a request using caps, which candidates may serve it.
 // It is plain bitmask arithmetic over the precomputed candidates; onLoss is
-// the profile's resolved on_fidelity_loss ("reject" or "allow"). buf is
-// reused for Attempt when it has room, so the hot path need not allocate.
-func Select(cands []Candidate, used CapSet, onLoss string, buf []int) Selection {
+// the profile's resolved on_fidelity_loss; anything but LossAllow rejects.
+// buf is reused for Attempt when it has room, so the hot path need not
+// allocate.
+func Select(cands []Candidate, used CapSet, onLoss LossAction, buf []int) Selection {
 	sel := Selection{Attempt: buf[:0]}
 	for i := range cands {
 		if missing := used &^ cands[i].Preserves; missing != 0 {
@@ -40,7 +41,7 @@ func Select(cands []Candidate, used CapSet, onLoss string, buf []int) Selection 
 	if len(sel.Attempt) > 0 || len(cands) == 0 {
 		return sel
 	}
-	if onLoss != "allow" {
+	if onLoss != LossAllow {
 		sel.Rejected = true
 		return sel
 	}

@@ -14,20 +14,20 @@ func TestSelect(t *testing.T) {
 		name     string
 		cands    []Candidate
 		used     CapSet
-		onLoss   string
+		onLoss   LossAction
 		attempt  []int
 		passed   []Loss
 		lossy    bool
 		rejected bool
 	}{
-		{"no caps used keeps plan order", []Candidate{compat, native}, 0, "reject", []int{0, 1}, nil, false, false},
-		{"lossy compat passed over for native", []Candidate{compat, native}, strict, "reject",
+		{"no caps used keeps plan order", []Candidate{compat, native}, 0, LossReject, []int{0, 1}, nil, false, false},
+		{"lossy compat passed over for native", []Candidate{compat, native}, strict, LossReject,
 			[]int{1}, []Loss{{0, strict}}, false, false},
-		{"all lossy rejected names every loss", []Candidate{compat, xlate}, Of(CapStrictTools, CapMultiChoice), "reject",
+		{"all lossy rejected names every loss", []Candidate{compat, xlate}, Of(CapStrictTools, CapMultiChoice), LossReject,
 			[]int{}, []Loss{{0, Of(CapStrictTools, CapMultiChoice)}, {1, Of(CapMultiChoice)}}, false, true},
-		{"all lossy allowed, fewest losses first", []Candidate{compat, xlate}, Of(CapStrictTools, CapMultiChoice), "allow",
+		{"all lossy allowed, fewest losses first", []Candidate{compat, xlate}, Of(CapStrictTools, CapMultiChoice), LossAllow,
 			[]int{1, 0}, nil, true, false},
-		{"empty plan", nil, strict, "reject", []int{}, nil, false, false},
+		{"empty plan", nil, strict, LossReject, []int{}, nil, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestSelect(t *testing.T) {
 func TestSelectDoesNotAllocateWhenLossless(t *testing.T) {
 	cands := []Candidate{{Preserves: AllCaps}, {Preserves: AllCaps}}
 	buf := make([]int, 0, 4)
-	if n := testing.AllocsPerRun(100, func() { Select(cands, Of(CapStrictTools), "reject", buf) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { Select(cands, Of(CapStrictTools), LossReject, buf) }); n != 0 {
 		t.Fatalf("allocs = %v", n)
 	}
 }

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/upstream"
 	"github.com/pistra/pistra/runtime/watchdog"
 )
 
 // attempt is one upstream request and what came of it.
 type attempt struct {
-	up    *Upstream
+	up    *upstream.Upstream
 	cand  *plan.Candidate
 	class class
 	// resp is set whenever the upstream answered, failed or not; its body
@@ -32,13 +33,13 @@ var errTimeout = errors.New("upstream timeout")
 // wait for the response status and headers, then every gap between reads
 // of the body: a stream may run as long as it keeps sending, but an
 // upstream that goes quiet mid-answer is cut rather than waited on forever.
-func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
+func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *attempt {
 	a := &attempt{up: up, cand: c}
 	ctx, cancel := context.WithCancelCause(x.Body.traced(x.Client.Context()))
 	a.cancel = cancel
 	var timer *time.Timer
-	if up.timeout > 0 {
-		timer = time.AfterFunc(up.timeout, func() { cancel(errTimeout) })
+	if up.Timeout > 0 {
+		timer = time.AfterFunc(up.Timeout, func() { cancel(errTimeout) })
 	}
 	req := newRequest(ctx, x, up, up.URL(c, x.Route), x.Body.forCandidate(c))
 	if c.Translate != plan.TranslateNone {
@@ -65,7 +66,7 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *Upstream) *attempt {
 		}
 	default:
 		if timer != nil {
-			resp.Body = newGapTimedBody(ctx, cancel, resp.Body, up.timeout)
+			resp.Body = newGapTimedBody(ctx, cancel, resp.Body, up.Timeout)
 		}
 		a.resp, a.class = resp, classify(resp.StatusCode)
 		if a.class != classNone {

@@ -14,9 +14,10 @@ import (
 
 	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/dialect"
-	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 // Proxy forwards requests upstream. It is safe for concurrent use.
@@ -42,54 +43,23 @@ type Exchange struct {
 	Route     plan.Route
 	Dialect   dialect.Writer
 	Body      *Body
-	Upstreams []Upstream
+	Upstreams []upstream.Upstream
 	// Candidates is the plan's candidate list; Order the indexes selection
 	// chose, in attempt order.
 	Candidates []plan.Candidate
 	Order      []int
 	// Admission is what the gate is told of the request.
 	Admission admission.Request
+	// Record receives what the attempt loop did and what the answer was.
+	Record *record.Record
 }
-
-// Result is what happened, for the log and the metrics.
-type Result struct {
-	// Status is the status sent to the client; 499 when it left first.
-	Status int
-	// Served is the candidate whose answer was relayed, nil when the
-	// gateway answered itself.
-	Served *plan.Candidate
-	// Tried is the candidate of the last attempt, served or not; the
-	// claim routing acted on.
-	Tried *plan.Candidate
-	// Provider names Served's provider, or metrics.NoProvider.
-	Provider string
-	// Attempts counts upstream requests sent.
-	Attempts int
-	// Code is set when the gateway answered with its own error.
-	Code dialect.Code
-	// Err is the last failure, if any, for the log. Never holds secrets.
-	Err error
-	// Cut is true when the upstream body broke after the status was sent:
-	// the caller must abort the client connection so the client sees an
-	// error rather than a clean end.
-	Cut bool
-	// Usage is what the answer reported using, and UsageFrom where it was
-	// read: the translator for translated traffic, which parsed it; none
-	// when nothing read it (passthrough bodies are not scanned yet).
-	Usage     meter.Usage
-	UsageFrom meter.Source
-}
-
-// StatusClientClosed is logged and counted when the client went away
-// before an answer was sent.
-const StatusClientClosed = 499
 
 // Serve runs the attempt loop for x and relays the answer. Each candidate
 // is readied (Prepare), admitted by the gate, then sent with its retries;
 // the first good answer is relayed, and what the gate took is settled on
 // it. A candidate that cannot be readied or admitted is passed over untried.
-func (p *Proxy) Serve(x *Exchange) Result {
-	res := Result{Provider: metrics.NoProvider}
+func (p *Proxy) Serve(x *Exchange) {
+	res := x.Record
 	moveOn := p.primaryFailover(x)
 	var gate admission.Gate = admission.AdmitAll{}
 	if p.Gate != nil {
@@ -105,7 +75,7 @@ func (p *Proxy) Serve(x *Exchange) Result {
 			refused = cmp.Or(refused, e)
 			continue
 		}
-		if last != nil && !moveOn.has(last.class) {
+		if last != nil && !moveOn.Has(last.class.failure()) {
 			break
 		}
 		release(&held) // the abandoned candidate's claim, before the next is priced
@@ -122,34 +92,33 @@ func (p *Proxy) Serve(x *Exchange) Result {
 			}
 			last.discard()
 		}
-		last = p.tryCandidate(x, c, up, &res)
-		res.Tried = c
+		last = p.tryCandidate(x, c, up, res)
+		res.Tried, res.Origin = c, c.Origin
 		if last.class == classNone {
-			p.relay(x, last, &res)
-			settle(held, &res)
-			return res
+			p.relay(x, last, res)
+			settle(held, res)
+			return
 		}
 		if last.class == classCanceled {
 			last.discard()
 			release(&held)
-			res.Status, res.Err = StatusClientClosed, last.err
-			return res
+			res.Status, res.Err = record.StatusClientClosed, last.err
+			return
 		}
 	}
 	if last == nil {
-		p.answer(x, &res, cmp.Or(refused, Unservable(x.Body.Requested())))
-		return res
+		p.answer(x, res, cmp.Or(refused, Unservable(x.Body.Requested())))
+		return
 	}
-	if p.answerFailure(x, last, &res) && held != nil {
-		settle(held, &res)
+	if p.answerFailure(x, last, res) && held != nil {
+		settle(held, res)
 	} else {
 		release(&held)
 	}
-	return res
 }
 
 // settle closes t on the answer res relayed.
-func settle(t admission.Ticket, res *Result) {
+func settle(t admission.Ticket, res *record.Record) {
 	t.Settle(&admission.Outcome{Status: res.Status, Complete: res.Err == nil, Usage: res.Usage, Source: res.UsageFrom})
 }
 
@@ -188,7 +157,7 @@ func Unservable(requested string) *dialect.Error {
 // servable is the one place that passes over candidates this build cannot
 // serve: providers without a fixed URL (pools), and a translation pair
 // planned for another route than the request's (the compiler plans none).
-func servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
+func servable(c *plan.Candidate, up *upstream.Upstream, inbound plan.Route) bool {
 	if c.Translate != plan.TranslateNone && c.Translate.Inbound() != inbound {
 		return false
 	}
@@ -197,28 +166,28 @@ func servable(c *plan.Candidate, up *Upstream, inbound plan.Route) bool {
 
 // primaryFailover is the failover policy that governs the whole request:
 // the primary provider's, even while a failover candidate is being tried.
-func (p *Proxy) primaryFailover(x *Exchange) classSet {
+func (p *Proxy) primaryFailover(x *Exchange) upstream.Classes {
 	for _, ci := range x.Order {
 		if c := &x.Candidates[ci]; c.Primary {
-			return x.Upstreams[c.Provider].failover
+			return x.Upstreams[c.Provider].FailoverOn
 		}
 	}
 	if len(x.Order) > 0 {
-		return x.Upstreams[x.Candidates[x.Order[0]].Provider].failover
+		return x.Upstreams[x.Candidates[x.Order[0]].Provider].FailoverOn
 	}
 	return 0
 }
 
 // tryCandidate sends c, retrying on the same provider while its retry
 // policy allows, and returns the last attempt.
-func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *Upstream, res *Result) *attempt {
+func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstream, res *record.Record) *attempt {
 	for try := 0; ; try++ {
 		a := p.send(x, c, up)
 		res.Attempts++
 		if a.class == classNone || a.class == classCanceled {
 			return a
 		}
-		if try >= up.retryMax || !up.retryOn.has(a.class) || a.upstreamSaysNoRetry() {
+		if try >= up.Retry.Max || !up.Retry.On.Has(a.class.failure()) || a.upstreamSaysNoRetry() {
 			return a
 		}
 		wait := p.retryWait(up, try, a)
@@ -232,8 +201,8 @@ func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *Upstream, res *
 
 // retryWait is the provider's backoff, doubled per retry, or what the
 // upstream asked for in retry-after(-ms), capped at MaxRetryWait.
-func (p *Proxy) retryWait(up *Upstream, try int, a *attempt) time.Duration {
-	d := up.backoff << min(try, 16)
+func (p *Proxy) retryWait(up *upstream.Upstream, try int, a *attempt) time.Duration {
+	d := up.Retry.Backoff << min(try, 16)
 	if a.resp != nil {
 		if ra, ok := retryAfter(a.resp.Header, time.Now()); ok {
 			d = ra
@@ -260,9 +229,9 @@ func sleep(r *http.Request, d time.Duration) bool {
 // error when there was one (same dialect, so the client's SDK reads it as
 // it would from the provider), else a gateway error naming the class. It
 // reports whether the upstream's answer was relayed.
-func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *Result) (relayed bool) {
+func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *record.Record) (relayed bool) {
 	res.Err = last.err
-	x.W.Header()[HeaderChannelOrigin] = []string{last.cand.Origin}
+	res.SetOriginHeader(x.W.Header())
 	if last.resp != nil {
 		p.relay(x, last, res)
 		return true
@@ -278,7 +247,7 @@ func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *Result) (relayed 
 	return false
 }
 
-func (p *Proxy) answer(x *Exchange, res *Result, e *dialect.Error) {
-	res.Status, res.Code = e.Status, e.Code
+func (p *Proxy) answer(x *Exchange, res *record.Record, e *dialect.Error) {
+	res.Refused(e)
 	x.Dialect.WriteError(x.W, x.RequestID, e)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 )
 
 func testProviders() []plan.Provider {
@@ -18,8 +19,8 @@ func testProviders() []plan.Provider {
 		Routes: []plan.Route{plan.RouteChatCompletions}, Origin: "native"}}
 	return []plan.Provider{
 		{Name: "a", BaseURL: "http://a.test/v1", Pool: -1, Channels: native,
-			Retry:    plan.Retry{Max: 1, BackoffMS: 1, On: []string{"connect", "5xx", "429"}},
-			Failover: plan.Failover{To: []int{1}, On: []string{"connect", "5xx"}}},
+			Retry:    plan.Retry{Max: 1, BackoffMS: 1, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}},
+			Failover: plan.Failover{To: []int{1}, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx}}},
 		{Name: "b", BaseURL: "http://b.test/v1/", Pool: -1, Channels: native},
 		{Name: "pool", Pool: 0, Channels: native},
 	}
@@ -60,7 +61,7 @@ func TestServeAttemptLoop(t *testing.T) {
 			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": tt.a, "b.test": tt.b})
 			res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: tt.cands,
 				providers: testProviders()}.serve(t, up)
-			if rec.Code != tt.status || res.Status != tt.status || res.Code != tt.code || res.Provider != tt.served {
+			if rec.Code != tt.status || res.Status != tt.status || res.Code != tt.code || res.ProviderLabel() != tt.served {
 				t.Fatalf("got %d (result %d %q by %q), want %d %q by %q: %s", rec.Code, res.Status, res.Code, res.Provider,
 					tt.status, tt.code, tt.served, rec.Body)
 			}
@@ -76,8 +77,8 @@ func TestServeAttemptLoop(t *testing.T) {
 			if tt.wantBModel && b[0].Body != `{"model":"b-model","messages":[]}` {
 				t.Errorf("b got %s", b[0].Body)
 			}
-			if res.Served != nil && rec.Header().Get(HeaderProvider) != res.Provider {
-				t.Errorf("provider header %q", rec.Header().Get(HeaderProvider))
+			if res.Served != nil && rec.Header().Get(record.HeaderProvider) != res.Provider {
+				t.Errorf("provider header %q", rec.Header().Get(record.HeaderProvider))
 			}
 			if res.Code != "" {
 				var e struct{ Error struct{ Code string } }

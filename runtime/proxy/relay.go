@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 )
 
 // relayedHeader reports whether an upstream response header goes to the
@@ -27,12 +28,6 @@ func relayedHeader(k string) bool {
 	return strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-")
 }
 
-// Response headers pistrad adds, naming what served the request.
-const (
-	HeaderProvider      = "Pistra-Provider"
-	HeaderChannelOrigin = "Pistra-Channel-Origin"
-)
-
 // copyPool holds relay buffers: one per response in flight, none per chunk.
 var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
@@ -40,7 +35,7 @@ var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 // first, then the body as it arrives, flushed after every read when it is
 // an event stream. A translated candidate's answer goes through the
 // translator instead (translated_relay.go).
-func (p *Proxy) relay(x *Exchange, a *attempt, res *Result) {
+func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 	if a.cand.Translate != plan.TranslateNone {
 		p.relayTranslated(x, a, res)
 		return
@@ -52,7 +47,8 @@ func (p *Proxy) relay(x *Exchange, a *attempt, res *Result) {
 		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
 	}
 	x.W.WriteHeader(resp.StatusCode)
-	res.Status, res.Served, res.Provider = resp.StatusCode, a.cand, a.up.Name
+	res.Served, res.Provider = a.cand, a.up.Name
+	res.Status = resp.StatusCode
 
 	upErr, clientErr := copyBody(x.W, resp.Body, isEventStream(resp.Header))
 	switch {
@@ -73,11 +69,18 @@ func relayHeaders(x *Exchange, a *attempt) http.Header {
 			h[k] = vs
 		}
 	}
-	if idKey := x.Dialect.RequestIDHeader(); h.Get(idKey) == "" {
+	// The id the upstream gave its answer is what the provider's support
+	// asks for; the client gets it, or the gateway's own when there is none.
+	idKey := x.Dialect.RequestIDHeader()
+	switch id := h.Get(idKey); id {
+	case "":
 		h.Set(idKey, x.RequestID)
+	case x.RequestID: // echoed back: not the upstream's own
+	default:
+		x.Record.UpstreamRequestID = id
 	}
-	h[HeaderProvider] = a.up.nameValue
-	h[HeaderChannelOrigin] = []string{a.cand.Origin}
+	h[record.HeaderProvider] = a.up.NameHeader
+	h[record.HeaderChannelOrigin] = []string{a.cand.Origin}
 	return h
 }
 

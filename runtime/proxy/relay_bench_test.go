@@ -12,6 +12,8 @@ import (
 	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 const sseEvent = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n"
@@ -39,7 +41,7 @@ func BenchmarkRelayStream(b *testing.B) {
 			up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {events}}).Unrecorded()
 			provs := testProviders()[:1]
 			provs[0].TimeoutMS = 30_000
-			ups, err := Resolve(&plan.Graph{Providers: provs}, func(string) (string, bool) { return "", false })
+			ups, err := upstream.Resolve(&plan.Graph{Providers: provs}, func(string) (string, bool) { return "", false })
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -48,6 +50,7 @@ func BenchmarkRelayStream(b *testing.B) {
 			client := httptest.NewRequest("POST", "/v1/chat/completions", nil)
 			w := &flushRecorder{h: http.Header{}}
 			order := []int{0}
+			var res record.Record // reused, as the server reuses its pooled exchanges
 			b.ReportAllocs()
 			b.SetBytes(int64(n * len(sseEvent)))
 			for b.Loop() {
@@ -57,8 +60,9 @@ func BenchmarkRelayStream(b *testing.B) {
 				var body Body
 				body.Reset(raw, f)
 				clear(w.h)
-				res := p.Serve(&Exchange{W: w, Client: client, RequestID: "req_bench", Route: plan.RouteChatCompletions, Dialect: openai.Dialect{},
-					Body: &body, Upstreams: ups, Candidates: cands, Order: order})
+				res = record.Record{}
+				p.Serve(&Exchange{W: w, Client: client, RequestID: "req_bench", Route: plan.RouteChatCompletions, Dialect: openai.Dialect{},
+					Body: &body, Upstreams: ups, Candidates: cands, Order: order, Record: &res})
 				body.Release()
 				if res.Status != 200 || res.Err != nil {
 					b.Fatalf("status %d err %v", res.Status, res.Err)

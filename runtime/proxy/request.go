@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"github.com/pistra/pistra/runtime/upstream"
 	"io"
 	"net/http"
 	"net/textproto"
@@ -50,13 +51,14 @@ var (
 
 // newRequest builds the upstream request for one attempt from scratch, so
 // nothing (credential, model, header) leaks from one candidate to the next.
-func newRequest(ctx context.Context, x *Exchange, up *Upstream, u *url.URL, body []byte) *http.Request {
-	h := make(http.Header, 8+len(up.headers))
+func newRequest(ctx context.Context, x *Exchange, up *upstream.Upstream, u *url.URL, body []byte) *http.Request {
+	static := up.StaticHeaders()
+	h := make(http.Header, 8+len(static))
 	copyClientHeaders(h, x.Client.Header)
 	if _, ok := h["User-Agent"]; !ok {
 		h["User-Agent"] = noUserAgent
 	}
-	for _, kv := range up.headers {
+	for _, kv := range static {
 		if bodyShapeHeaders[kv.Name] && len(h[kv.Name]) > 0 {
 			continue
 		}
@@ -64,8 +66,8 @@ func newRequest(ctx context.Context, x *Exchange, up *Upstream, u *url.URL, body
 	}
 	h["Content-Type"] = jsonContentType
 	h["X-Request-Id"] = []string{x.RequestID}
-	if up.authKey != "" {
-		h[up.authKey] = up.authValue
+	if k, v := up.Credential(); k != "" {
+		h[k] = v
 	}
 	req := &http.Request{
 		Method:        http.MethodPost,

@@ -7,6 +7,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/translate"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 // Translated candidates reach a provider that speaks only the other
@@ -30,32 +31,6 @@ type translation struct {
 	ready  bool
 }
 
-// resolveTranslation reads what translated candidates of p need: the static
-// anthropic-version, each model's default max_tokens, and whether streams
-// may ask for usage.
-func (u *Upstream) resolveTranslation(p *plan.Provider) {
-	u.streamUsage = p.StreamUsage
-	for _, h := range u.headers {
-		if h.Name == "Anthropic-Version" {
-			u.anthropicVersion = h.Value
-		}
-	}
-	for _, m := range p.Models {
-		if m.MaxTokens > 0 {
-			if u.maxTokens == nil {
-				u.maxTokens = make(map[string]int64, len(p.Models))
-			}
-			u.maxTokens[m.Name] = m.MaxTokens
-		}
-	}
-}
-
-// target is what a translator needs to know of candidate c on u.
-func (u *Upstream) target(c *plan.Candidate) translate.Target {
-	return translate.Target{Model: c.Model, MaxTokens: u.maxTokens[c.Model],
-		AnthropicVersion: u.anthropicVersion, StreamUsage: u.streamUsage}
-}
-
 // upstreamDialect is the dialect a translation pair writes.
 func upstreamDialect(t plan.Translation) plan.Dialect {
 	return t.Upstream(t.Inbound()).Dialect()
@@ -63,12 +38,12 @@ func upstreamDialect(t plan.Translation) plan.Dialect {
 
 // prepareTranslation makes x's body hold c's upstream body when c is
 // translated. A request the translator refuses is the client's to fix.
-func (x *Exchange) prepareTranslation(c *plan.Candidate, up *Upstream) *dialect.Error {
+func (x *Exchange) prepareTranslation(c *plan.Candidate, up *upstream.Upstream) *dialect.Error {
 	if c.Translate == plan.TranslateNone {
 		return nil
 	}
 	pair := translate.For(c.Translate)
-	if err := x.Body.translate(c.Translate, pair, pair.Options(up.target(c), x.Client.Header)); err != nil {
+	if err := x.Body.translate(c.Translate, pair, pair.Options(up.Target(c), x.Client.Header)); err != nil {
 		return &dialect.Error{Status: http.StatusBadRequest, Code: dialect.CodeUntranslatable,
 			Message: fmt.Sprintf("the request cannot be translated for an %s-dialect upstream: %v", upstreamDialect(c.Translate), err)}
 	}
@@ -101,17 +76,7 @@ func (b *Body) translate(of plan.Translation, pair translate.Pair, o translate.O
 // body: the pair fits them to the upstream's dialect, and no compression is
 // accepted, since the translator reads the answer and the transport decodes
 // nothing.
-func fitTranslatedHeaders(h http.Header, t *translation, up *Upstream) {
-	t.pair.FitHeaders(h, t.opts, up.hasStaticHeader)
+func fitTranslatedHeaders(h http.Header, t *translation, up *upstream.Upstream) {
+	t.pair.FitHeaders(h, t.opts, up.HasStaticHeader)
 	h["Accept-Encoding"] = identityEncoding
-}
-
-// hasStaticHeader reports whether the provider sets header k (canonical).
-func (u *Upstream) hasStaticHeader(k string) bool {
-	for _, h := range u.headers {
-		if h.Name == k {
-			return true
-		}
-	}
-	return false
 }

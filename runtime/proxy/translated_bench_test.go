@@ -15,6 +15,8 @@ import (
 	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 // benchCase is one way of serving a request: passthrough or a pair.
@@ -27,7 +29,7 @@ type benchCase struct {
 }
 
 func (c *benchCase) run(b *testing.B, frames int) {
-	ups, err := Resolve(&plan.Graph{Providers: translationProviders()}, func(string) (string, bool) { return "k", true })
+	ups, err := upstream.Resolve(&plan.Graph{Providers: translationProviders()}, func(string) (string, bool) { return "k", true })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,6 +43,7 @@ func (c *benchCase) run(b *testing.B, frames int) {
 	client := httptest.NewRequest("POST", "/v1/x", nil)
 	w := &flushRecorder{h: http.Header{}}
 	order := []int{0}
+	var res record.Record // reused, as the server reuses its pooled exchanges
 	b.ReportAllocs()
 	for b.Loop() {
 		raw := GetBuffer()
@@ -49,8 +52,9 @@ func (c *benchCase) run(b *testing.B, frames int) {
 		var body Body
 		body.Reset(raw, f)
 		clear(w.h)
-		res := p.Serve(&Exchange{W: w, Client: client, RequestID: "req_bench", Route: c.route, Dialect: d,
-			Body: &body, Upstreams: ups, Candidates: cands, Order: order})
+		res = record.Record{}
+		p.Serve(&Exchange{W: w, Client: client, RequestID: "req_bench", Route: c.route, Dialect: d,
+			Body: &body, Upstreams: ups, Candidates: cands, Order: order, Record: &res})
 		body.Release()
 		if res.Status != 200 || res.Err != nil {
 			b.Fatalf("status %d err %v", res.Status, res.Err)

@@ -12,6 +12,8 @@ import (
 	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 const (
@@ -27,7 +29,7 @@ func translationProviders() []plan.Provider {
 	chans := func(d plan.Dialect, r plan.Route) []plan.Channel {
 		return []plan.Channel{{Name: "native", Dialect: d, Tier: plan.TierNative, Routes: []plan.Route{r}, Origin: "native"}}
 	}
-	retry := plan.Retry{Max: 1, BackoffMS: 1, On: []string{"5xx", "429"}}
+	retry := plan.Retry{Max: 1, BackoffMS: 1, On: []plan.FailureClass{plan.Failure5xx, plan.Failure429}}
 	return []plan.Provider{
 		{Name: "ant", BaseURL: "http://ant.test/v1", Pool: -1, CredentialEnv: "ANT", Auth: "x-api-key", Retry: retry,
 			Channels: chans(plan.DialectAnthropic, plan.RouteMessages), Models: []plan.Model{{Name: "claude-x", MaxTokens: 333}}},
@@ -35,7 +37,7 @@ func translationProviders() []plan.Provider {
 			Channels: chans(plan.DialectAnthropic, plan.RouteMessages), Models: []plan.Model{{Name: "claude-x", MaxTokens: 100}}},
 		{Name: "oai", BaseURL: "http://oai.test/v1", Pool: -1, CredentialEnv: "OAI", Auth: "bearer", Retry: retry,
 			Channels: chans(plan.DialectOpenAI, plan.RouteChatCompletions), Models: []plan.Model{{Name: "gpt-x"}},
-			Failover: plan.Failover{To: []int{0}, On: []string{"5xx"}}, StreamUsage: true},
+			Failover: plan.Failover{To: []int{0}, On: []plan.FailureClass{plan.Failure5xx}}, StreamUsage: true},
 		{Name: "oai-strict", BaseURL: "http://oai-strict.test/v1", Pool: -1,
 			Channels: chans(plan.DialectOpenAI, plan.RouteChatCompletions), Models: []plan.Model{{Name: "gpt-x"}}},
 	}
@@ -73,14 +75,14 @@ type call struct {
 	profile, key int
 }
 
-func (c call) serve(t *testing.T, up *testkit.Upstream) (Result, *flushCounter) {
+func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCounter) {
 	t.Helper()
 	provs := c.providers
 	if provs == nil {
 		provs = translationProviders()
 	}
 	env := map[string]string{"ANT": antSecret, "OAI": oaiSecret}
-	ups, err := Resolve(&plan.Graph{Providers: provs}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	ups, err := upstream.Resolve(&plan.Graph{Providers: provs}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +113,12 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (Result, *flushCounter) 
 		m = metrics.New()
 	}
 	p := &Proxy{Transport: up, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate}
-	res := p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
+	var rec record.Record
+	p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
 		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order,
-		Admission: admission.Request{Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()}})
-	return res, w
+		Admission: admission.Request{Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()},
+		Record:    &rec})
+	return rec, w
 }
 
 const (

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/translate"
 )
 
@@ -25,7 +26,7 @@ var eventStreamType = []string{"text/event-stream"}
 // relayTranslated answers the client in its own dialect from a translated
 // candidate's response. Every branch reads usage (when there is any) from
 // the translator, and names the upstream model that served as the model.
-func (p *Proxy) relayTranslated(x *Exchange, a *attempt, res *Result) {
+func (p *Proxy) relayTranslated(x *Exchange, a *attempt, res *record.Record) {
 	defer a.finish()
 	switch {
 	case a.resp.StatusCode < 200 || a.resp.StatusCode > 299:
@@ -48,7 +49,7 @@ func translatedHeaders(x *Exchange, a *attempt) http.Header {
 
 // relayTranslatedError relays an upstream error status in the client's
 // error shape, keeping the upstream's message and its retry hints.
-func (p *Proxy) relayTranslatedError(x *Exchange, a *attempt, res *Result) {
+func (p *Proxy) relayTranslatedError(x *Exchange, a *attempt, res *record.Record) {
 	buf := GetBuffer()
 	defer PutBuffer(buf)
 	// A body cut short or too long still has a status worth translating:
@@ -62,7 +63,7 @@ func (p *Proxy) relayTranslatedError(x *Exchange, a *attempt, res *Result) {
 
 // relayTranslatedMessage reads a whole non-stream answer, translates it and
 // sends it with its length.
-func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *Result) {
+func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *record.Record) {
 	buf := GetBuffer()
 	defer PutBuffer(buf)
 	err := readBounded(a.resp.Body, buf, maxTranslatedBody)
@@ -86,7 +87,7 @@ func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *Result) {
 // upstream that breaks, ends early or sends what cannot be translated has
 // had the client sent its dialect's error event by the translator; the
 // connection is then cut, as on the passthrough path.
-func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *Result) {
+func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Record) {
 	h := translatedHeaders(x, a)
 	h["Content-Type"] = eventStreamType
 	x.W.WriteHeader(a.resp.StatusCode)

@@ -12,6 +12,7 @@ import (
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/translate"
 )
 
@@ -32,7 +33,7 @@ func TestTranslatedOpenAIClient(t *testing.T) {
 		t.Errorf("body headers %v for %d bytes", h, w.Body.Len())
 	}
 	if h.Get("Request-Id") != "req_up" || h.Get("Anthropic-Ratelimit-Requests-Remaining") != "7" || h.Get("X-Request-Id") != "req_t" ||
-		h.Get(HeaderChannelOrigin) != "translation:openai_anthropic" {
+		h.Get(record.HeaderChannelOrigin) != "translation:openai_anthropic" {
 		t.Errorf("relayed headers %v", h)
 	}
 	var got struct {

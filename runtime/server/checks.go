@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/record"
 )
 
 // authenticate resolves the caller's key to a profile on the active
@@ -25,11 +26,12 @@ func (s *Server) authenticate(x *exchange, anthropicToo bool) *dialect.Error {
 		}
 		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeMissingAPIKey, "no API key provided; send %s", how)
 	}
-	k, p, ok := x.snap.keyOf(key)
+	k, p, ok := x.snap.KeyOf(key)
 	if !ok {
 		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeInvalidAPIKey, "the API key is not valid")
 	}
 	x.key, x.profile = k, p
+	x.rec.Profile = x.snap.Graph.Profiles[p].Name
 	return nil
 }
 
@@ -164,7 +166,7 @@ func truncate(s string, n int) string {
 // request looks like it speaks.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	id := requestIDOf(r)
-	w.Header()[headerRequestID] = []string{id}
+	w.Header()[record.HeaderRequestID] = []string{id}
 	writerFor(dialectOf(r)).WriteError(w, id, dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound,
 		"%s %s is not a pistra route", r.Method, truncate(r.URL.Path, 200)))
 }

@@ -29,19 +29,19 @@ type decision struct {
 // refusal the client gets: no plan, no candidate left, or fidelity_loss.
 func (s *Server) decide(x *exchange, route plan.Route) (decision, *dialect.Error) {
 	g := x.snap.Graph
-	p, ok := g.Lookup(x.profile, route, x.model)
+	p, ok := g.Lookup(x.profile, route, x.rec.Model)
 	if !ok {
-		return decision{}, modelError(g, x.profile, route, x.model)
+		return decision{}, modelError(g, x.profile, route, x.rec.Model)
 	}
 	d := decision{plan: p, cands: g.CandidatesOf(p)}
 	if len(d.cands) == 0 {
-		return d, noCandidateError(g, p, x.model)
+		return d, noCandidateError(g, p, x.rec.Model)
 	}
 	d.used, d.read = capsUsed(p, d.cands, route, &x.caps)
-	d.sel = plan.Select(d.cands, d.used, x.snap.onFidelityLoss(x.profile), x.order)
+	d.sel = plan.Select(d.cands, d.used, x.snap.OnFidelityLoss(x.profile), x.order)
 	x.order = d.sel.Attempt[:0] // keep the grown buffer for the next request
 	if d.sel.Rejected {
-		return d, fidelityError(g, d, x.model)
+		return d, fidelityError(g, d, x.rec.Model)
 	}
 	return d, nil
 }

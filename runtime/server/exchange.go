@@ -12,48 +12,39 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
 	"github.com/pistra/pistra/runtime/dialect/openai"
-	"github.com/pistra/pistra/runtime/meter"
-	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/watchdog"
 )
 
 // exchange is the per-request state of an inference or models request,
 // pooled so a request allocates little of its own.
 type exchange struct {
-	start     time.Time
-	w         trackingWriter
-	r         *http.Request
-	route     string
-	dialect   dialect.Writer
-	requestID string
-	snap      *Snapshot
-	profile   int // -1 until the key is known
-	key       int // index into Graph.Keys; -1 for an admin acting on a key's behalf
-	model     string
-	body      proxy.Body
-	caps      caps.Reader
-	order     []int
-	// origin is the capability claim the routing decision acted on: the
-	// served candidate's, or every candidate's when fidelity refused.
-	origin string
-	// lost is what a lossy-allowed request was served without.
-	lost plan.CapSet
-	// onBehalf names the key an admin preflight asked for.
-	onBehalf string
-	px       proxy.Exchange
-	res      proxy.Result
+	w       trackingWriter
+	r       *http.Request
+	dialect dialect.Writer
+	snap    *snapshot.Snapshot
+	profile int // -1 until the key is known
+	key     int // index into Graph.Keys; -1 until the key is known
+	body    proxy.Body
+	caps    caps.Reader
+	order   []int
+	px      proxy.Exchange
+	// rec is what the request was, for the headers, the log and the
+	// metrics alike.
+	rec record.Record
 }
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route string, d plan.Dialect) *exchange {
 	x := s.exchanges.Get().(*exchange)
 	order := x.order[:0]
-	*x = exchange{start: time.Now(), r: r, route: route, profile: -1, key: -1, order: order}
+	*x = exchange{r: r, profile: -1, key: -1, order: order}
+	x.rec = record.Record{Start: time.Now(), ID: requestIDOf(r), Route: route}
 	x.w.reset(w, s.opts.ClientWriteTimeout)
 	x.dialect = writerFor(d)
-	x.requestID = requestIDOf(r)
-	w.Header()[headerRequestID] = []string{x.requestID}
+	w.Header()[record.HeaderRequestID] = []string{x.rec.ID}
 	return x
 }
 
@@ -62,7 +53,7 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route strin
 func (s *Server) release(x *exchange) {
 	x.body.Release()
 	x.caps = caps.Reader{} // drop the reference to the recycled body
-	x.px, x.res, x.snap, x.r = proxy.Exchange{}, proxy.Result{}, nil, nil
+	x.px, x.rec, x.snap, x.r = proxy.Exchange{}, record.Record{}, nil, nil
 	x.w.reset(nil, 0)
 	s.exchanges.Put(x)
 }
@@ -83,82 +74,20 @@ func writerFor(d plan.Dialect) dialect.Writer {
 // A refusal that routing reached names the claims it acted on, as a served
 // answer does.
 func (s *Server) refuse(x *exchange, e *dialect.Error) {
-	x.res.Status, x.res.Code = e.Status, e.Code
-	if x.origin != "" {
-		x.w.Header().Set(proxy.HeaderChannelOrigin, x.origin)
-	}
-	x.dialect.WriteError(&x.w, x.requestID, e)
+	x.rec.Refused(e)
+	x.rec.SetOriginHeader(x.w.Header())
+	x.dialect.WriteError(&x.w, x.rec.ID, e)
 }
 
-// headerRequestID carries the gateway's request id on every answer,
-// whatever the dialect's own request-id header holds.
-const headerRequestID = "Pistra-Request-Id"
-
-// maxLoggedModel bounds the requested model in a log line: the name is the
-// client's, and a megabyte of it must not become a megabyte of log.
-const maxLoggedModel = 256
-
-// finish logs and counts the request. It never logs a credential or a body.
+// finish logs and counts the request from its record.
 func (s *Server) finish(x *exchange) {
-	d := time.Since(x.start)
-	provider := x.res.Provider
-	if provider == "" {
-		provider = metrics.NoProvider
+	d := time.Since(x.rec.Start)
+	if x.rec.Status == 0 {
+		x.rec.Status = x.w.status
 	}
-	status := x.res.Status
-	if status == 0 {
-		status = x.w.status
-	}
-	s.metrics.Request(x.route, provider, status, d)
-	attrs := []slog.Attr{
-		slog.String("request_id", x.requestID),
-		slog.String("route", x.route),
-		slog.String("model", truncate(x.model, maxLoggedModel)),
-		slog.Int("status", status),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
-		slog.String("provider", provider),
-	}
-	if x.profile >= 0 {
-		attrs = append(attrs, slog.String("profile", x.snap.Graph.Profiles[x.profile].Name))
-	}
-	if x.onBehalf != "" {
-		attrs = append(attrs, slog.String("on_behalf_of", x.onBehalf))
-	}
-	if c := x.res.Served; c != nil {
-		attrs = append(attrs, slog.String("upstream_model", c.Model))
-	}
-	if x.origin != "" {
-		attrs = append(attrs, slog.String("pistra.channel_origin", x.origin))
-	}
-	if x.lost != 0 {
-		attrs = append(attrs, slog.Any("lost", x.lost))
-	}
-	if x.res.Attempts > 0 {
-		attrs = append(attrs, slog.Int("attempts", x.res.Attempts))
-	}
-	// The id the upstream gave its answer, relayed to the client, is what
-	// the provider's support asks for.
-	if x.res.Served != nil {
-		if id := x.w.Header().Get(x.dialect.RequestIDHeader()); id != "" && id != x.requestID {
-			attrs = append(attrs, slog.String("upstream_request_id", truncate(id, 128)))
-		}
-	}
-	if x.res.UsageFrom != meter.SourceNone {
-		u := &x.res.Usage
-		attrs = append(attrs, slog.String("usage_from", x.res.UsageFrom.String()),
-			slog.Uint64("input_tokens", u.InputTokens), slog.Uint64("output_tokens", u.OutputTokens))
-	}
-	if x.res.Code != "" {
-		attrs = append(attrs, slog.String("code", string(x.res.Code)))
-	}
-	level := slog.LevelInfo
-	if x.res.Err != nil {
-		attrs = append(attrs, slog.String("error", x.res.Err.Error()))
-		if x.res.Cut {
-			level = slog.LevelWarn
-		}
-	}
-	s.log.LogAttrs(x.r.Context(), level, "request", attrs...)
+	s.metrics.Request(x.rec.Route, x.rec.ProviderLabel(), x.rec.Status, d)
+	var attrs [20]slog.Attr
+	s.log.LogAttrs(x.r.Context(), x.rec.Level(), "request", x.rec.Attrs(attrs[:0], d)...)
 }
 
 // recoverPanic is the last line of defence: a panic in a handler is
@@ -174,12 +103,12 @@ func (s *Server) recoverPanic(x *exchange) {
 		panic(rec)
 	}
 	s.metrics.Panic()
-	s.log.Error("handler panic", "request_id", x.requestID, "route", x.route, "panic", rec, "stack", string(debug.Stack()))
+	s.log.Error("handler panic", "request_id", x.rec.ID, "route", x.rec.Route, "panic", rec, "stack", string(debug.Stack()))
 	if x.w.status != 0 {
 		panic(http.ErrAbortHandler)
 	}
 	s.refuse(x, dialect.Errorf(http.StatusInternalServerError, dialect.CodeInternal,
-		"internal error; request id %s", x.requestID))
+		"internal error; request id %s", x.rec.ID))
 }
 
 // requestIDOf takes the client's request id when it is a plausible one and

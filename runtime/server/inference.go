@@ -24,7 +24,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Ro
 		s.forward(x, route)
 	}
 	s.finish(x)
-	cut := x.res.Cut
+	cut := x.rec.Cut
 	s.release(x)
 	if cut {
 		// The upstream broke mid-body after the status went out: cutting
@@ -74,7 +74,7 @@ func (s *Server) readRequest(x *exchange, route plan.Route) *dialect.Error {
 	if err != nil {
 		return modelFieldError(err)
 	}
-	x.model = f.Name
+	x.rec.Model = f.Name
 	x.caps.Reset(route, x.body.Bytes())
 	return nil
 }
@@ -100,7 +100,7 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 	s.countSelection(g, &d)
 	if e != nil {
 		if d.sel.Rejected {
-			x.origin = origins(&d)
+			x.rec.Origin = origins(&d)
 		}
 		s.refuse(x, e)
 		return
@@ -108,7 +108,7 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 	x.px = proxy.Exchange{
 		W:          &x.w,
 		Client:     x.r,
-		RequestID:  x.requestID,
+		RequestID:  x.rec.ID,
 		Route:      route,
 		Dialect:    x.dialect,
 		Body:       &x.body,
@@ -116,17 +116,13 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Candidates: d.cands,
 		Order:      d.sel.Attempt,
 		Admission: admission.Request{
-			Graph: g, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
+			Snapshot: x.snap, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
 		},
+		Record: &x.rec,
 	}
-	x.res = s.proxy.Serve(&x.px)
-	if c := x.res.Tried; c != nil {
-		x.origin = c.Origin
-	}
-	if c := x.res.Served; c != nil {
-		if d.sel.Lossy {
-			x.lost = d.used &^ c.Preserves
-			s.countLosses(g, c, x.lost, metrics.DowngradeAllowed)
-		}
+	s.proxy.Serve(&x.px)
+	if c := x.rec.Served; c != nil && d.sel.Lossy {
+		x.rec.Lost = d.used &^ c.Preserves
+		s.countLosses(g, c, x.rec.Lost, metrics.DowngradeAllowed)
 	}
 }

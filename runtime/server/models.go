@@ -27,7 +27,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request, id string) {
 	d := dialectOf(r)
 	x := s.newExchange(w, r, routeModels, d)
 	defer s.recoverPanic(x)
-	x.model = id
+	x.rec.Model = id
 	if e := s.listModels(x, d, id); e != nil {
 		s.refuse(x, e)
 	}
@@ -45,10 +45,10 @@ func (s *Server) listModels(x *exchange, d plan.Dialect, id string) *dialect.Err
 	if e := s.authenticate(x, true); e != nil {
 		return e
 	}
-	names := x.snap.models[x.profile][dialectIndex(d)]
+	names := x.snap.Models(x.profile, d)
 	if id == "" {
 		x.dialect.WriteModelList(&x.w, names, x.r.URL.Query())
-		x.res.Status = http.StatusOK
+		x.rec.Status = http.StatusOK
 		return nil
 	}
 	if _, found := slices.BinarySearch(names, id); !found {
@@ -56,6 +56,6 @@ func (s *Server) listModels(x *exchange, d plan.Dialect, id string) *dialect.Err
 			Message: "model " + quote(id) + " is not available to this key; " + available(names)}
 	}
 	x.dialect.WriteModel(&x.w, id)
-	x.res.Status = http.StatusOK
+	x.rec.Status = http.StatusOK
 	return nil
 }

@@ -31,10 +31,10 @@ type preflightAnswer struct {
 	Model     string     `json:"model"`
 	Profile   string     `json:"profile"`
 	// Key is the key an admin preflight acted for.
-	Key            string      `json:"key,omitempty"`
-	RequireCaps    plan.CapSet `json:"require_caps"`
-	OnFidelityLoss string      `json:"on_fidelity_loss"`
-	Capabilities   capsRead    `json:"capabilities"`
+	Key            string          `json:"key,omitempty"`
+	RequireCaps    plan.CapSet     `json:"require_caps"`
+	OnFidelityLoss plan.LossAction `json:"on_fidelity_loss"`
+	Capabilities   capsRead        `json:"capabilities"`
 	// Serve is the first candidate the attempt loop would try; Lossy says
 	// it was allowed despite dropping Serve.Lost.
 	Serve        dialect.Candidate   `json:"serve"`
@@ -76,13 +76,14 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 // returns admin.ErrUnknownKey when the policy has no such key.
 func (s *Server) Preflight(w http.ResponseWriter, r *http.Request, key string) error {
 	snap := s.snap.Load()
-	profile, ok := snap.keyProfile(key)
+	ki, profile, ok := snap.KeyNamed(key)
 	if !ok {
 		return fmt.Errorf("%w: %q", admin.ErrUnknownKey, truncate(key, 80))
 	}
 	route, e := preflightRoute(r)
 	x := s.newExchange(w, r, routeAdminPreflight, route.Dialect())
-	x.snap, x.profile, x.onBehalf = snap, profile, key
+	x.snap, x.key, x.profile, x.rec.OnBehalfOf = snap, ki, profile, key
+	x.rec.Profile = snap.Graph.Profiles[profile].Name
 	s.runPreflight(x, route, e, s.readRequest)
 	return nil
 }
@@ -135,8 +136,8 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 	g := x.snap.Graph
 	prof := &g.Profiles[x.profile]
 	a := preflightAnswer{
-		Note: preflightNote, Route: route, Model: x.model, Profile: prof.Name, Key: x.onBehalf,
-		RequireCaps: prof.RequireCaps, OnFidelityLoss: x.snap.onFidelityLoss(x.profile),
+		Note: preflightNote, Route: route, Model: x.rec.Model, Profile: prof.Name, Key: x.rec.OnBehalfOf,
+		RequireCaps: prof.RequireCaps, OnFidelityLoss: x.snap.OnFidelityLoss(x.profile),
 		Capabilities: capsRead{Read: d.read, Used: d.used}, Lossy: d.sel.Lossy,
 		AttemptOrder: make([]dialect.Candidate, 0, len(d.sel.Attempt)),
 		PassedOver:   make([]dialect.Candidate, 0, len(d.sel.Passed)),
@@ -155,19 +156,19 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 		}
 	}
 	if len(a.AttemptOrder) == 0 {
-		return cmp.Or(refused, proxy.Unservable(x.model))
+		return cmp.Or(refused, proxy.Unservable(x.rec.Model))
 	}
 	for _, l := range d.sel.Passed {
 		a.PassedOver = append(a.PassedOver, describe(g, &d.cands[l.Candidate], d.used))
 	}
 	a.Serve = a.AttemptOrder[0]
-	x.origin = a.Serve.Origin
-	x.w.Header().Set(proxy.HeaderChannelOrigin, x.origin)
+	x.rec.Origin = a.Serve.Origin
+	x.rec.SetOriginHeader(x.w.Header())
 	b, err := json.Marshal(a)
 	if err != nil {
 		return dialect.Errorf(http.StatusInternalServerError, dialect.CodeInternal, "encoding the preflight answer: %v", err)
 	}
-	x.res.Status = http.StatusOK
+	x.rec.Status = http.StatusOK
 	dialect.WriteJSON(&x.w, http.StatusOK, b)
 	return nil
 }

@@ -6,17 +6,18 @@ import (
 
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/catalog"
+	"github.com/pistra/pistra/runtime/snapshot"
 )
 
 var _ admin.Controller = (*Server)(nil)
 
 // loadSnapshot runs the loader and validates what it produced.
-func (s *Server) loadSnapshot() (*Snapshot, error) {
+func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 	g, source, err := s.opts.Load()
 	if err != nil {
 		return nil, fmt.Errorf("load policy: %w", err)
 	}
-	snap, err := NewSnapshot(g, source, s.opts.LookupEnv)
+	snap, err := snapshot.New(g, source, s.opts.LookupEnv)
 	if err != nil {
 		return nil, fmt.Errorf("policy from %s: %w", source, err)
 	}

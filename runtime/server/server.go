@@ -22,6 +22,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/snapshot"
 )
 
 // Loader produces the decision graph to serve and says where it came from.
@@ -71,7 +72,7 @@ type Server struct {
 	adminLn net.Listener
 	errs    chan error
 
-	snap     atomic.Pointer[Snapshot]
+	snap     atomic.Pointer[snapshot.Snapshot]
 	ready    atomic.Bool
 	reloadMu sync.Mutex
 	// lastReloadErr is guarded by reloadMu.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/snapshot"
 )
 
 type publicRequest struct {
@@ -149,21 +150,21 @@ func TestSnapshotRefusesBadKeys(t *testing.T) {
 	} {
 		g := testGraph()
 		mutate(g)
-		if _, err := NewSnapshot(g, "test", func(string) (string, bool) { return "", false }); err == nil {
+		if _, err := snapshot.New(g, "test", func(string) (string, bool) { return "", false }); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	snap, err := NewSnapshot(testGraph(), "test", func(string) (string, bool) { return "", false })
+	snap, err := snapshot.New(testGraph(), "test", func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k, p, ok := snap.keyOf("k-narrow"); !ok || k != 1 || p != 1 {
+	if k, p, ok := snap.KeyOf("k-narrow"); !ok || k != 1 || p != 1 {
 		t.Errorf("k-narrow -> key %d profile %d %v, want key 1 profile 1", k, p, ok)
 	}
-	if _, _, ok := snap.keyOf("k-other"); ok {
+	if _, _, ok := snap.KeyOf("k-other"); ok {
 		t.Errorf("unknown key accepted")
 	}
-	if got := snap.models[0][dialectOpenAI]; strings.Join(got, ",") != "embed,gpt" {
+	if got := snap.Models(0, plan.DialectOpenAI); strings.Join(got, ",") != "embed,gpt" {
 		t.Errorf("openai models %v", got)
 	}
 }

@@ -31,7 +31,7 @@ func DefaultPolicy() *plan.Graph {
 		},
 		Models:  []plan.Model{{Name: "claude-haiku-4-5", MaxTokens: 8192}, {Name: "claude-sonnet-4-5", MaxTokens: 8192}},
 		Aliases: []plan.Alias{{Name: "fast", Target: "claude-haiku-4-5"}, {Name: "smart", Target: "claude-sonnet-4-5"}},
-		Retry:   plan.Retry{Max: 1, BackoffMS: 100, On: []string{"connect", "5xx", "429"}}, TimeoutMS: 120000,
+		Retry:   plan.Retry{Max: 1, BackoffMS: 100, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}}, TimeoutMS: 120000,
 	})
 	openai := b.Provider(plan.Provider{
 		Name: "fake-openai", BaseURL: "http://127.0.0.1:9901/v1", Pool: -1, Auth: "bearer",
@@ -40,8 +40,8 @@ func DefaultPolicy() *plan.Graph {
 			Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteEmbeddings}, Preserves: plan.AllCaps, Origin: "catalog.cue"}},
 		Models:  []plan.Model{{Name: "gpt-4o"}, {Name: "gpt-4o-mini"}},
 		Aliases: []plan.Alias{{Name: "fast", Target: "gpt-4o-mini"}},
-		Retry:   plan.Retry{Max: 2, BackoffMS: 100, On: []string{"connect", "5xx", "429"}}, TimeoutMS: 60000,
-		Failover: plan.Failover{To: []int{anthropic}, On: []string{"connect", "5xx", "429"}},
+		Retry:   plan.Retry{Max: 2, BackoffMS: 100, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}}, TimeoutMS: 60000,
+		Failover: plan.Failover{To: []int{anthropic}, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}},
 	})
 
 	nativeOpenAI := func(model string, primary bool) plan.Candidate {

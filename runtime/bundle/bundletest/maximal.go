@@ -16,16 +16,16 @@ const checked = "CgIIAQ=="
 func Maximal() *plan.Graph {
 	return &plan.Graph{
 		SourceHash:     "sha256:" + hex64('a'),
-		OnFidelityLoss: "reject",
+		OnFidelityLoss: plan.LossReject,
 		Providers:      []plan.Provider{openAI(), anthropic(), selfHosted()},
 		Pools: []plan.Pool{{
 			Name: "gpus", DNS: "vllm.internal:8000", Scheme: "https", Picker: "picker.internal:9002",
 			Subsets: []plan.Subset{{Name: "eval", DNS: "vllm-eval.internal:8000"}},
 		}},
 		Profiles: []plan.Profile{
-			{Name: "default", RequireCaps: 0, OnFidelityLoss: "reject", Table: 0},
+			{Name: "default", RequireCaps: 0, OnFidelityLoss: plan.LossReject, Table: 0},
 			{
-				Name: "eval", AllowedModels: []string{"gpt-4o", "claude-*"}, OnFidelityLoss: "allow",
+				Name: "eval", AllowedModels: []string{"gpt-4o", "claude-*"}, OnFidelityLoss: plan.LossAllow,
 				RequireCaps: plan.Of(plan.CapUsageDetails, plan.CapStrictTools), PoolSubset: "eval", Table: 1,
 				Rules:   []plan.Rule{{Name: "no-o1", Code: "model_blocked", Message: "o1 is off", Expr: 1}},
 				Budgets: []int{0, 1},
@@ -36,8 +36,8 @@ func Maximal() *plan.Graph {
 			{Name: "evals", Hash: "sha256:" + hex64('2'), Profile: 1},
 		},
 		Budgets: []plan.Budget{
-			{Name: "daily", Limit: 2_000_000, Window: "day", Per: "key", CostType: "TotalToken", CostExpr: -1, CostPerCall: 1, CostPerSession: 1},
-			{Name: "weighted", Limit: 500, Window: "hour", Per: "profile", CostType: "CEL", CostExpr: 0},
+			{Name: "daily", Limit: 2_000_000, Window: plan.WindowDay, Per: plan.PerKey, CostType: plan.CostTotalToken, CostExpr: -1, CostPerCall: 1, CostPerSession: 1},
+			{Name: "weighted", Limit: 500, Window: plan.WindowHour, Per: plan.PerProfile, CostType: plan.CostCEL, CostExpr: 0},
 		},
 		Rules: []plan.Rule{{Name: "embeddings-off", Code: "route_blocked", Expr: 2, Static: true}},
 		CandidateLists: [][]plan.Candidate{
@@ -89,7 +89,7 @@ func Maximal() *plan.Graph {
 
 func openAI() plan.Provider {
 	return plan.Provider{
-		Name: "openai", BaseURL: "https://api.openai.com/v1", Pool: -1, CredentialEnv: "OPENAI_API_KEY", Auth: "bearer",
+		Name: "openai", BaseURL: "https://api.openai.com/v1", Pool: -1, CredentialEnv: "OPENAI_API_KEY", Auth: plan.AuthBearer,
 		Headers: []plan.Header{{Name: "OpenAI-Beta", Value: "assistants=v2"}},
 		Channels: []plan.Channel{{
 			Name: "api", Dialect: plan.DialectOpenAI, Tier: plan.TierNative,
@@ -98,16 +98,16 @@ func openAI() plan.Provider {
 		}},
 		Models:      []plan.Model{{Name: "gpt-4o", MaxTokens: 16384}, {Name: "gpt-4o-mini"}},
 		Aliases:     []plan.Alias{{Name: "fast", Target: "gpt-4o"}},
-		Retry:       plan.Retry{Max: 2, BackoffMS: 250, On: []string{"connect", "5xx", "429"}},
+		Retry:       plan.Retry{Max: 2, BackoffMS: 250, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}},
 		TimeoutMS:   30_000,
-		Failover:    plan.Failover{To: []int{1}, On: []string{"5xx", "timeout"}},
+		Failover:    plan.Failover{To: []int{1}, On: []plan.FailureClass{plan.Failure5xx, plan.FailureTimeout}},
 		StreamUsage: true,
 	}
 }
 
 func anthropic() plan.Provider {
 	return plan.Provider{
-		Name: "anthropic", BaseURL: "https://api.anthropic.com", Pool: -1, CredentialEnv: "ANTHROPIC_API_KEY", Auth: "x-api-key",
+		Name: "anthropic", BaseURL: "https://api.anthropic.com", Pool: -1, CredentialEnv: "ANTHROPIC_API_KEY", Auth: plan.AuthXAPIKey,
 		Headers: []plan.Header{{Name: "anthropic-version", Value: "2023-06-01"}},
 		Query:   []plan.Header{{Name: "beta", Value: "true"}},
 		Channels: []plan.Channel{
@@ -126,7 +126,7 @@ func anthropic() plan.Provider {
 
 func selfHosted() plan.Provider {
 	return plan.Provider{
-		Name: "vllm", Pool: 0, Auth: "bearer",
+		Name: "vllm", Pool: 0, Auth: plan.AuthBearer,
 		Channels: []plan.Channel{{Name: "openai", Dialect: plan.DialectOpenAI, Tier: plan.TierNative, Routes: []plan.Route{plan.RouteChatCompletions}, Preserves: plan.AllCaps, Origin: "policies/pool.cue"}},
 		Models:   []plan.Model{{Name: "llama-3-70b"}},
 	}

@@ -35,7 +35,7 @@ func Synthetic(s Size) *plan.Graph {
 	names := b.names()
 	tables := map[string]int{}
 	for p := range s.Profiles {
-		prof := plan.Profile{Name: fmt.Sprintf("team-%02d", p), OnFidelityLoss: "reject", RequireCaps: plan.Of()}
+		prof := plan.Profile{Name: fmt.Sprintf("team-%02d", p), OnFidelityLoss: plan.LossReject, RequireCaps: plan.Of()}
 		strict, noEmbed := p%4 >= 2, p%4 == 1 || p%4 == 3
 		if strict {
 			prof.RequireCaps = plan.Of(plan.CapUsageDetails)
@@ -62,7 +62,7 @@ func Synthetic(s Size) *plan.Graph {
 		b.Keys = append(b.Keys, plan.Key{Name: fmt.Sprintf("key-%03d", k), Hash: "sha256:" + hex64("0123456789abcdef"[k%16]), Profile: k % s.Profiles})
 	}
 	for i := range s.Budgets {
-		b.Budgets = append(b.Budgets, plan.Budget{Name: fmt.Sprintf("budget-%02d", i), Limit: uint64(1000 * (i + 1)), Window: "day", Per: "key", CostType: "TotalToken", CostExpr: -1, CostPerCall: 1, CostPerSession: 1})
+		b.Budgets = append(b.Budgets, plan.Budget{Name: fmt.Sprintf("budget-%02d", i), Limit: uint64(1000 * (i + 1)), Window: plan.WindowDay, Per: plan.PerKey, CostType: plan.CostTotalToken, CostExpr: -1, CostPerCall: 1, CostPerSession: 1})
 	}
 	return b.Build()
 }
@@ -76,13 +76,13 @@ type builder struct {
 func (b *builder) providers(s Size) {
 	b.servers = map[string][]int{}
 	for i := range s.Providers {
-		p := plan.Provider{Name: fmt.Sprintf("provider-%02d", i), Pool: -1, Auth: "bearer", StreamUsage: true,
-			CredentialEnv: fmt.Sprintf("PROVIDER_%02d_KEY", i), Retry: plan.Retry{Max: 1, BackoffMS: 100, On: []string{"5xx"}},
-			Failover: plan.Failover{To: []int{(i + 1) % s.Providers}, On: []string{"5xx", "429"}}}
+		p := plan.Provider{Name: fmt.Sprintf("provider-%02d", i), Pool: -1, Auth: plan.AuthBearer, StreamUsage: true,
+			CredentialEnv: fmt.Sprintf("PROVIDER_%02d_KEY", i), Retry: plan.Retry{Max: 1, BackoffMS: 100, On: []plan.FailureClass{plan.Failure5xx}},
+			Failover: plan.Failover{To: []int{(i + 1) % s.Providers}, On: []plan.FailureClass{plan.Failure5xx, plan.Failure429}}}
 		openAIRoutes := []plan.Route{plan.RouteChatCompletions, plan.RouteCompletions, plan.RouteEmbeddings, plan.RouteResponses}
 		switch {
 		case i%5 == 0:
-			p.BaseURL, p.Auth = "https://api.anthropic.example", "x-api-key"
+			p.BaseURL, p.Auth = "https://api.anthropic.example", plan.AuthXAPIKey
 			p.Channels = []plan.Channel{
 				{Name: "native", Dialect: plan.DialectAnthropic, Tier: plan.TierNative, Routes: []plan.Route{plan.RouteMessages}, Preserves: plan.AllCaps, Origin: "catalog.cue"},
 				{Name: "compat", Dialect: plan.DialectOpenAI, Tier: plan.TierProviderCompat, Routes: openAIRoutes[:1], Preserves: plan.Of(plan.CapExtendedThinking),

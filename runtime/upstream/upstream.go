@@ -1,14 +1,19 @@
-package proxy
+// Package upstream resolves a policy's providers for serving: each
+// provider's credential read from the environment, its static headers, its
+// retry and failover policy as bit sets, what its translated candidates
+// need, and the URL of every (channel, route) it serves, built once per
+// snapshot so no request parses a URL or reads the environment.
+package upstream
 
 import (
 	"fmt"
-	"net/http"
 	"net/textproto"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
 )
 
 // Upstream is a provider resolved for serving: its credential read from the
@@ -17,18 +22,20 @@ import (
 // snapshot so no request parses a URL.
 type Upstream struct {
 	Name string
-	// nameValue is Name as a header value, shared by every response.
-	nameValue []string
+	// NameHeader is Name as a header value, shared by every response.
+	NameHeader []string
+	// Retry is the same-provider retry policy.
+	Retry Retry
+	// Timeout bounds the wait for the response headers, then every gap
+	// in the body; 0 for none.
+	Timeout time.Duration
+	// FailoverOn is what moves the request to the next provider.
+	FailoverOn Classes
 	// authKey/authValue present the provider's credential; authKey is ""
 	// when the provider takes none. authValue is a secret: never log it.
 	authKey   string
 	authValue []string
 	headers   []plan.Header // canonical names
-	retryMax  int
-	retryOn   classSet
-	backoff   time.Duration
-	timeout   time.Duration
-	failover  classSet
 	// urls[channel][route index] is nil where the channel does not serve
 	// the route or the provider has no base URL of its own (pools).
 	urls [][]*url.URL
@@ -39,6 +46,15 @@ type Upstream struct {
 	anthropicVersion string
 	maxTokens        map[string]int64
 	streamUsage      bool
+}
+
+// Retry is a provider's same-provider retry policy.
+type Retry struct {
+	// Max is how many times an attempt is re-sent.
+	Max int
+	On  Classes
+	// Backoff is the first wait, doubled per retry.
+	Backoff time.Duration
 }
 
 // upstreamPaths is the path each upstream route takes below a base URL
@@ -66,7 +82,7 @@ func Resolve(g *plan.Graph, env func(string) (string, bool)) ([]Upstream, error)
 }
 
 func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) error {
-	u.Name, u.nameValue = p.Name, []string{p.Name}
+	u.Name, u.NameHeader = p.Name, []string{p.Name}
 	if err := u.resolveAuth(p, env); err != nil {
 		return err
 	}
@@ -75,15 +91,15 @@ func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) er
 	}
 	u.resolveTranslation(p)
 	var err error
-	if u.retryOn, err = parseClasses(p.Retry.On); err != nil {
+	if u.Retry.On, err = parseClasses(p.Retry.On); err != nil {
 		return fmt.Errorf("retry: %w", err)
 	}
-	if u.failover, err = parseClasses(p.Failover.On); err != nil {
+	if u.FailoverOn, err = parseClasses(p.Failover.On); err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	u.retryMax = p.Retry.Max
-	u.backoff = time.Duration(p.Retry.BackoffMS) * time.Millisecond
-	u.timeout = time.Duration(p.TimeoutMS) * time.Millisecond
+	u.Retry.Max = p.Retry.Max
+	u.Retry.Backoff = time.Duration(p.Retry.BackoffMS) * time.Millisecond
+	u.Timeout = time.Duration(p.TimeoutMS) * time.Millisecond
 	u.urls = make([][]*url.URL, len(p.Channels))
 	for ci := range p.Channels {
 		if u.urls[ci], err = channelURLs(p, &p.Channels[ci]); err != nil {
@@ -102,14 +118,14 @@ func (u *Upstream) resolveAuth(p *plan.Provider, env func(string) (string, bool)
 		return fmt.Errorf("credential variable %s is not set", p.CredentialEnv)
 	}
 	switch p.Auth {
-	case "bearer", "":
+	case plan.AuthBearer, "":
 		u.authKey, u.authValue = "Authorization", []string{"Bearer " + secret}
-	case "x-api-key":
+	case plan.AuthXAPIKey:
 		u.authKey, u.authValue = "X-Api-Key", []string{secret}
-	case "api-key":
+	case plan.AuthAPIKey:
 		u.authKey, u.authValue = "Api-Key", []string{secret}
 	default:
-		return fmt.Errorf("unknown auth scheme %q", p.Auth)
+		return fmt.Errorf("unknown auth scheme %q (known: %s)", p.Auth, strings.Join(plan.Names(plan.AuthSchemes), ", "))
 	}
 	return nil
 }
@@ -173,52 +189,77 @@ func routeIndex(r plan.Route) int {
 	return -1
 }
 
-// class is why an attempt failed, in the vocabulary of retry.on and
-// failover.on; classNone means the attempt produced the answer.
-type class uint8
+// Credential is the header that presents the provider's credential and its
+// value; name is "" when the provider takes none. The value is a secret:
+// never log it.
+func (u *Upstream) Credential() (name string, value []string) { return u.authKey, u.authValue }
 
-const (
-	classNone class = iota
-	classConnect
-	class5xx
-	class429
-	classTimeout
-	// classCanceled: the client went away; nothing more is attempted.
-	classCanceled
-)
+// StaticHeaders are the headers the provider sets on every request, with
+// canonical names. The caller must not modify them.
+func (u *Upstream) StaticHeaders() []plan.Header { return u.headers }
 
-var classNames = [...]string{"", "connect", "5xx", "429", "timeout", "canceled"}
-
-func (c class) String() string { return classNames[c] }
-
-type classSet uint8
-
-func (s classSet) has(c class) bool { return s&(1<<c) != 0 }
-
-func parseClasses(names []string) (classSet, error) {
-	var s classSet
-	for _, n := range names {
-		found := false
-		for c := classConnect; c <= classTimeout; c++ {
-			if classNames[c] == n {
-				s |= 1 << c
-				found = true
-			}
-		}
-		if !found {
-			return 0, fmt.Errorf("unknown failure class %q", n)
+// HasStaticHeader reports whether the provider sets header k (canonical).
+func (u *Upstream) HasStaticHeader(k string) bool {
+	for _, h := range u.headers {
+		if h.Name == k {
+			return true
 		}
 	}
-	return s, nil
+	return false
 }
 
-// classify maps an upstream status to a failure class.
-func classify(status int) class {
-	switch {
-	case status == http.StatusTooManyRequests:
-		return class429
-	case status >= 500:
-		return class5xx
+// resolveTranslation reads what translated candidates of p need: the static
+// anthropic-version, each model's default max_tokens, and whether streams
+// may ask for usage.
+func (u *Upstream) resolveTranslation(p *plan.Provider) {
+	u.streamUsage = p.StreamUsage
+	for _, h := range u.headers {
+		if h.Name == "Anthropic-Version" {
+			u.anthropicVersion = h.Value
+		}
 	}
-	return classNone
+	for _, m := range p.Models {
+		if m.MaxTokens > 0 {
+			if u.maxTokens == nil {
+				u.maxTokens = make(map[string]int64, len(p.Models))
+			}
+			u.maxTokens[m.Name] = m.MaxTokens
+		}
+	}
+}
+
+// Target is what a translator needs to know of candidate c on u.
+func (u *Upstream) Target(c *plan.Candidate) translate.Target {
+	return translate.Target{Model: c.Model, MaxTokens: u.maxTokens[c.Model],
+		AnthropicVersion: u.anthropicVersion, StreamUsage: u.streamUsage}
+}
+
+// Classes is a set of failure classes.
+type Classes uint8
+
+// Has reports whether c is in s.
+func (s Classes) Has(c plan.FailureClass) bool {
+	i := classIndex(c)
+	return i >= 0 && s&(1<<i) != 0
+}
+
+func classIndex(c plan.FailureClass) int {
+	for i, k := range plan.FailureClasses {
+		if k == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func parseClasses(names []plan.FailureClass) (Classes, error) {
+	var s Classes
+	for _, n := range names {
+		i := classIndex(n)
+		if i < 0 {
+			return 0, fmt.Errorf("unknown failure class %q (known: %s)", n, strings.Join(plan.Names(plan.FailureClasses), ", "))
+		}
+		s |= 1 << i
+	}
+	return s, nil
 }

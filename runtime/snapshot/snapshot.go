@@ -1,4 +1,11 @@
-package server
+// Package snapshot is what one policy bundle serves: the decision graph,
+// its providers resolved for serving, its CEL programs, and the indexes
+// the hot path reads (key digests, the models each profile lists). A
+// snapshot is built and validated whole before it is swapped in, and is
+// read-only afterwards: a request keeps the one it started with until it
+// finishes, whatever reloads happen meanwhile. The server, the attempt
+// loop and the budget and ledger code all read it from here.
+package snapshot
 
 import (
 	"crypto/sha256"
@@ -12,16 +19,14 @@ import (
 
 	"github.com/pistra/pistra/runtime/expr"
 	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
-// Snapshot is everything one policy bundle needs at request time, built and
-// validated whole before it is swapped in. A request keeps the snapshot it
-// started with until it finishes, whatever reloads happen meanwhile.
+// Snapshot is everything one policy bundle needs at request time.
 type Snapshot struct {
 	Graph *plan.Graph
 	// Upstreams is indexed like Graph.Providers, with credentials resolved.
-	Upstreams []proxy.Upstream
+	Upstreams []upstream.Upstream
 	// Programs are the bundle's CEL programs, loaded once.
 	Programs *expr.Programs
 	// Source says where the graph came from ("compiled-in", a bundle path).
@@ -40,11 +45,11 @@ const (
 	numDialects
 )
 
-// NewSnapshot validates g for serving: every credential present in the
+// New validates g for serving: every credential present in the
 // environment, every key hash well formed and unique, every CEL program
 // loadable.
-func NewSnapshot(g *plan.Graph, source string, env func(string) (string, bool)) (*Snapshot, error) {
-	ups, err := proxy.Resolve(g, env)
+func New(g *plan.Graph, source string, env func(string) (string, bool)) (*Snapshot, error) {
+	ups, err := upstream.Resolve(g, env)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +105,11 @@ func keyIndex(g *plan.Graph) (map[uint64][]keyEntry, error) {
 	return keys, nil
 }
 
-// keyOf returns the declared key a presented key is (its index in
+// KeyOf returns the declared key a presented key is (its index in
 // Graph.Keys) and the profile it names. The presented key is hashed first;
 // the map probe on the digest's first 8 bytes can reveal nothing useful
 // about a stored key, and full digests are compared in constant time.
-func (s *Snapshot) keyOf(key string) (index, profile int, ok bool) {
+func (s *Snapshot) KeyOf(key string) (index, profile int, ok bool) {
 	d := sha256.Sum256([]byte(key))
 	for _, e := range s.keys[digestPrefix(&d)] {
 		if subtle.ConstantTimeCompare(e.digest[:], d[:]) == 1 {
@@ -114,19 +119,24 @@ func (s *Snapshot) keyOf(key string) (index, profile int, ok bool) {
 	return 0, 0, false
 }
 
-// keyProfile returns the profile of the key named name, for the admin
-// acting on a key's behalf.
-func (s *Snapshot) keyProfile(name string) (int, bool) {
-	for _, k := range s.Graph.Keys {
+// KeyNamed returns the key declared as name (its index in Graph.Keys) and
+// its profile, for the admin acting on a key's behalf.
+func (s *Snapshot) KeyNamed(name string) (index, profile int, ok bool) {
+	for i, k := range s.Graph.Keys {
 		if k.Name == name {
-			return k.Profile, true
+			return i, k.Profile, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
-// onFidelityLoss is the profile's policy, or the deployment's default.
-func (s *Snapshot) onFidelityLoss(profile int) string {
+// Models is what GET /v1/models lists for profile in dialect d, sorted.
+func (s *Snapshot) Models(profile int, d plan.Dialect) []string {
+	return s.models[profile][dialectIndex(d)]
+}
+
+// OnFidelityLoss is the profile's policy, or the deployment's default.
+func (s *Snapshot) OnFidelityLoss(profile int) plan.LossAction {
 	if v := s.Graph.Profiles[profile].OnFidelityLoss; v != "" {
 		return v
 	}

@@ -1,0 +1,121 @@
+package meter
+
+import "github.com/pistra/pistra/runtime/jsonscan"
+
+// frame is what one stream event says, gathered while it is scanned and
+// applied to the meter only once the whole event has proved well-formed.
+type frame struct {
+	typ     []byte // Responses' and Anthropic's event type, raw
+	usage   counts
+	failure failure
+	errored bool // a top-level "error" that is not null
+
+	// Chat only: what the usage-only test needs.
+	emptyChoices bool // "choices" is []
+	content      bool // a member that carries, or may carry, output
+}
+
+// read walks an event's top-level members. Where each shape puts usage:
+// chat at the top of a chunk; Responses in the response object of its
+// terminal events; Anthropic in message_start's message and at the top of
+// each message_delta. Usage is read wherever it appears, whatever the
+// event's type, so member order never matters to the single forward pass.
+func (f *frame) read(s *jsonscan.Scanner, shape Shape) {
+	v := vocabOf(shape)
+	for m := s.Object(); m.Next(); {
+		key := m.Key()
+		switch {
+		case string(key) == "error":
+			f.errored = f.failure.read(s) || f.errored
+		case shape == ShapeChat:
+			f.chatMember(s, v, key)
+		case string(key) == "type":
+			f.typ, _ = s.RawString()
+		case shape == ShapeResponses && string(key) == "response",
+			shape == ShapeMessages && string(key) == "message":
+			f.nested(s, v)
+		case shape == ShapeMessages && string(key) == "usage":
+			readUsage(s, v, &f.usage)
+		case shape == ShapeResponses && string(key) == "code":
+			f.failure.code = text(s) // Responses' error event states
+		case shape == ShapeResponses && string(key) == "message":
+			f.failure.message = text(s) // its code and message at the top
+		default:
+			s.Skip()
+		}
+	}
+}
+
+// nested reads the response (Responses) or message (Anthropic) object an
+// event carries: its usage, and the error a failed response states.
+func (f *frame) nested(s *jsonscan.Scanner, v *vocab) {
+	for m := s.Object(); m.Next(); {
+		switch string(m.Key()) {
+		case "usage":
+			f.replaceUsage(s, v)
+		case "error":
+			f.failure.read(s)
+		default:
+			s.Skip()
+		}
+	}
+}
+
+// replaceUsage reads a usage object that stands for the whole request, so
+// it replaces any read before it in the event; null leaves them.
+func (f *frame) replaceUsage(s *jsonscan.Scanner, v *vocab) {
+	if s.Kind() == jsonscan.Object {
+		f.usage = counts{}
+	}
+	readUsage(s, v, &f.usage)
+}
+
+// chatMember reads one member of a chat chunk. For the usage-only test,
+// content is defined narrowly as anything that is not known to be
+// metadata: choices with elements (or that are not an array), and every
+// member not listed in chatMetadata. Erring toward content is the safe
+// side, since a chunk wrongly kept costs the client an extra usage chunk
+// while one wrongly dropped loses output.
+func (f *frame) chatMember(s *jsonscan.Scanner, v *vocab, key []byte) {
+	switch string(key) {
+	case "choices":
+		if emptyArray(s) {
+			f.emptyChoices = true
+		} else {
+			f.content = true
+		}
+	case "usage":
+		f.replaceUsage(s, v)
+	default:
+		if !chatMetadata(key) {
+			f.content = true
+		}
+		s.Skip()
+	}
+}
+
+// chatMetadata reports a chunk member that describes the stream rather
+// than carrying output: OpenAI's identity, timing and routing fields, its
+// obfuscation padding, OpenRouter's name of the provider that served and
+// Groq's request metadata.
+func chatMetadata(key []byte) bool {
+	switch string(key) {
+	case "id", "object", "created", "model", "system_fingerprint",
+		"service_tier", "obfuscation", "provider", "x_groq":
+		return true
+	}
+	return false
+}
+
+// emptyArray consumes a value and reports whether it is [].
+func emptyArray(s *jsonscan.Scanner) bool {
+	if s.Kind() != jsonscan.Array {
+		s.Skip()
+		return false
+	}
+	n := 0
+	for e := s.Array(); e.Next(); n++ {
+		s.Skip()
+	}
+	return n == 0
+}

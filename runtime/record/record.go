@@ -1,0 +1,158 @@
+// Package record holds what one request was: who asked for what, which
+// candidate served it after how many attempts, what it used and how it
+// ended. It is filled as the request goes (the server's checks, the
+// routing decision, the attempt loop, the relay) and read in three
+// places that must agree: the response headers naming what served, the
+// request log line and the metrics.
+package record
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// Record is one request. Its zero value, with Start set, is a request
+// nothing is known of yet.
+type Record struct {
+	Start time.Time
+	ID    string
+	Route string
+	// Model is the name the client asked for, as it asked.
+	Model string
+	// Profile names the key's profile, "" until the key is known;
+	// OnBehalfOf the key an admin preflight asked for.
+	Profile, OnBehalfOf string
+
+	// Status is the status the client was sent; StatusClientClosed when
+	// it left first.
+	Status int
+	// Served is the candidate whose answer was relayed, nil when the
+	// gateway answered itself. Tried is the candidate of the last attempt,
+	// served or not.
+	Served, Tried *plan.Candidate
+	// Provider names Served's provider; empty when none did.
+	Provider string
+	// Attempts counts upstream requests sent.
+	Attempts int
+	// Origin is the capability claim routing acted on: the tried
+	// candidate's, or every candidate's when fidelity refused.
+	Origin string
+	// Lost is what a lossy-allowed request was served without.
+	Lost plan.CapSet
+	// UpstreamRequestID is the id the upstream gave its answer.
+	UpstreamRequestID string
+
+	// Usage is what the answer reported using, read from UsageFrom.
+	Usage     meter.Usage
+	UsageFrom meter.Source
+
+	// Code is set when the gateway answered with its own error.
+	Code dialect.Code
+	// Err is the last failure, if any. Never holds a secret.
+	Err error
+	// Cut is true when the upstream body broke after the status was sent:
+	// the client connection must be aborted so the client sees an error
+	// rather than a clean end.
+	Cut bool
+}
+
+// StatusClientClosed is recorded when the client went away before an
+// answer was sent.
+const StatusClientClosed = 499
+
+// Response headers naming what served the request.
+const (
+	HeaderRequestID     = "Pistra-Request-Id"
+	HeaderProvider      = "Pistra-Provider"
+	HeaderChannelOrigin = "Pistra-Channel-Origin"
+)
+
+// Refused records the gateway's own error answer.
+func (r *Record) Refused(e *dialect.Error) {
+	r.Status, r.Code = e.Status, e.Code
+}
+
+// ProviderLabel is the provider as the metrics and the log name it.
+func (r *Record) ProviderLabel() string {
+	if r.Provider == "" {
+		return metrics.NoProvider
+	}
+	return r.Provider
+}
+
+// SetOriginHeader names the claim routing acted on, when there is one.
+func (r *Record) SetOriginHeader(h http.Header) {
+	if r.Origin != "" {
+		h[HeaderChannelOrigin] = []string{r.Origin}
+	}
+}
+
+// maxLoggedModel bounds the requested model in a log line: the name is the
+// client's, and a megabyte of it must not become a megabyte of log.
+const maxLoggedModel = 256
+
+// Attrs appends the request log line's fields to attrs. It never logs a
+// credential or a body.
+func (r *Record) Attrs(attrs []slog.Attr, d time.Duration) []slog.Attr {
+	attrs = append(attrs,
+		slog.String("request_id", r.ID),
+		slog.String("route", r.Route),
+		slog.String("model", truncate(r.Model, maxLoggedModel)),
+		slog.Int("status", r.Status),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		slog.String("provider", r.ProviderLabel()),
+	)
+	attrs = appendString(attrs, "profile", r.Profile)
+	attrs = appendString(attrs, "on_behalf_of", r.OnBehalfOf)
+	if r.Served != nil {
+		attrs = append(attrs, slog.String("upstream_model", r.Served.Model))
+	}
+	attrs = appendString(attrs, "pistra.channel_origin", r.Origin)
+	if r.Lost != 0 {
+		attrs = append(attrs, slog.Any("lost", r.Lost))
+	}
+	if r.Attempts > 0 {
+		attrs = append(attrs, slog.Int("attempts", r.Attempts))
+	}
+	attrs = appendString(attrs, "upstream_request_id", truncate(r.UpstreamRequestID, 128))
+	if r.UsageFrom != meter.SourceNone {
+		u := &r.Usage
+		attrs = append(attrs, slog.String("usage_from", r.UsageFrom.String()),
+			slog.Uint64("input_tokens", u.InputTokens), slog.Uint64("output_tokens", u.OutputTokens))
+	}
+	attrs = appendString(attrs, "code", string(r.Code))
+	if r.Err != nil {
+		attrs = append(attrs, slog.String("error", r.Err.Error()))
+	}
+	return attrs
+}
+
+// Level is the log level of the request line: a warning when the client
+// got a broken answer.
+func (r *Record) Level() slog.Level {
+	if r.Err != nil && r.Cut {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+func appendString(attrs []slog.Attr, k, v string) []slog.Attr {
+	if v == "" {
+		return attrs
+	}
+	return append(attrs, slog.String(k, v))
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..." + strconv.Itoa(len(s)-n) + " more bytes"
+}
