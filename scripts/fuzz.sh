@@ -19,5 +19,6 @@ done <<'TARGETS'
 ./runtime/caps 100000
 ./runtime/translate 40000
 ./runtime/dialect 60000
+./runtime/meter 50000
 ./runtime/server 2000
 TARGETS

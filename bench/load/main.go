@@ -36,6 +36,13 @@ func main() {
 		}
 		return
 	}
+	if target := os.Getenv(leanRelayEnv); target != "" {
+		if err := serveLeanRelay(target); err != nil {
+			fmt.Fprintln(os.Stderr, "lean relay:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, err := parseFlags()
 	if err == nil {
 		err = bench(cfg)
@@ -109,7 +116,8 @@ func bench(cfg config) error {
 	return nil
 }
 
-// setUp builds and starts the fake, pistrad and the reverse proxy.
+// setUp builds and starts the fake, pistrad, the reverse proxy and the
+// lean relay.
 func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 	var procs []*proc
 	if err := buildBinaries(dir); err != nil {
@@ -138,19 +146,29 @@ func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 	if err != nil {
 		return nil, procs, err
 	}
+	listening := func(l string) string { return strings.TrimPrefix(l, "listening ") }
 	rc := exec.Command(self)
 	rc.Env = append(os.Environ(), revProxyEnv+"="+strings.TrimSuffix(base, "/v1"))
-	rp, err := startProc(dir, "reverseproxy", rc, "listening ", func(l string) string { return strings.TrimPrefix(l, "listening ") })
+	rp, err := startProc(dir, "reverseproxy", rc, "listening ", listening)
 	if err != nil {
 		return nil, procs, err
 	}
 	procs = append(procs, rp)
+	lc := exec.Command(self)
+	lc.Env = append(os.Environ(), leanRelayEnv+"="+strings.TrimSuffix(base, "/v1"))
+	lean, err := startProc(dir, "leanrelay", lc, "listening ", listening)
+	if err != nil {
+		return nil, procs, err
+	}
+	procs = append(procs, lean)
 	targets := []*target{
 		{name: "direct", url: base + "/chat/completions", model: "gpt-4o-mini", key: "direct", client: newClient(maxConc)},
 		{name: "pistrad", url: "http://" + pistrad.addr + "/v1/chat/completions", model: "fast", key: benchKey,
 			pid: pistrad.cmd.Process.Pid, client: newClient(maxConc)},
 		{name: "reverseproxy", url: "http://" + rp.addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
 			pid: rp.cmd.Process.Pid, client: newClient(maxConc)},
+		{name: "leanrelay", url: "http://" + lean.addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
+			pid: lean.cmd.Process.Pid, client: newClient(maxConc)},
 	}
 	return targets, procs, nil
 }

@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// gateways are the targets measured against going direct.
+var gateways = []string{"pistrad", "reverseproxy", "leanrelay"}
+
 type cellKey struct {
 	target string
 	stream bool
@@ -54,7 +57,7 @@ func (r *results) add(k cellKey, n int, s sample) {
 	// Added latency needs the same round's direct figures; rounds rotate
 	// the order, so settle it once every target of the round is in.
 	if d, ok := r.direct[base][n]; ok {
-		for _, t := range []string{"pistrad", "reverseproxy"} {
+		for _, t := range gateways {
 			ck := cellKey{t, k.stream, k.conc}
 			if rs := r.cells[ck]; len(rs) == n+1 {
 				rs[n].addedP50, rs[n].addedP9 = rs[n].p50-d[0], rs[n].p99-d[1]
@@ -113,25 +116,33 @@ func (r *results) print(cfg config, targets []*target) {
 
 func (r *results) printRatios(cfg config) {
 	fmt.Println("\npistrad vs reverse proxy (targets: CPU/req <= 0.80x JSON, <= 0.90x streams; added p50 <= the proxy's)")
+	r.printAgainst(cfg, "reverseproxy", 0.80, 0.90)
+	fmt.Println("\npistrad vs lean relay, every feature on (target: CPU/req <= 1.00x; added p50 <= the relay's)")
+	r.printAgainst(cfg, "leanrelay", 1.00, 1.00)
+}
+
+// printAgainst compares pistrad's CPU per request and added latency with
+// base's, cell by cell, against the JSON and stream limits.
+func (r *results) printAgainst(cfg config, base string, jsonLimit, streamLimit float64) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "stream\tconc\tCPU ratio\ttarget\tadded p50 ms (pistrad / proxy)\tverdict\t\n")
+	fmt.Fprintf(w, "stream\tconc\tCPU ratio\ttarget\tadded p50 ms (pistrad / %s)\tverdict\t\n", base)
 	for _, stream := range []bool{false, true} {
-		limit := 0.80
+		limit := jsonLimit
 		if stream {
-			limit = 0.90
+			limit = streamLimit
 		}
 		for _, conc := range cfg.conc {
-			p, rp := r.cells[cellKey{"pistrad", stream, conc}], r.cells[cellKey{"reverseproxy", stream, conc}]
+			p, b := r.cells[cellKey{"pistrad", stream, conc}], r.cells[cellKey{base, stream, conc}]
 			pc := median(pick(p, func(x round) time.Duration { return x.cpuPerReq }))
-			rc := median(pick(rp, func(x round) time.Duration { return x.cpuPerReq }))
+			bc := median(pick(b, func(x round) time.Duration { return x.cpuPerReq }))
 			pa := median(pick(p, func(x round) time.Duration { return x.addedP50 }))
-			ra := median(pick(rp, func(x round) time.Duration { return x.addedP50 }))
-			ratio := float64(pc) / float64(max(rc, 1))
+			ba := median(pick(b, func(x round) time.Duration { return x.addedP50 }))
+			ratio := float64(pc) / float64(max(bc, 1))
 			verdict := "ok"
-			if ratio > limit || pa > ra {
+			if ratio > limit || pa > ba {
 				verdict = "MISSED"
 			}
-			fmt.Fprintf(w, "%v\t%d\t%.2fx\t%.2fx\t%s / %s\t%s\t\n", stream, conc, ratio, limit, ms(pa), ms(ra), verdict)
+			fmt.Fprintf(w, "%v\t%d\t%.2fx\t%.2fx\t%s / %s\t%s\t\n", stream, conc, ratio, limit, ms(pa), ms(ba), verdict)
 		}
 	}
 	w.Flush()

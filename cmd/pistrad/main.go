@@ -56,6 +56,8 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.DurationVar(&c.drain, "drain-delay", 0,
 		"after SIGTERM, how long /readyz reports not ready while pistrad still serves, before it stops accepting (e.g. 5s behind a load balancer)")
+	fs.IntVar(&c.opts.MaxAnswerBytes, "max-answer-bytes", proxy.DefaultMaxAnswerBytes,
+		"largest non-stream answer read whole (checked and metered) before it is relayed; a larger one is relayed unchecked")
 	fs.DurationVar(&c.opts.MaxRetryWait, "max-retry-wait", 10*time.Second, "cap on a retry's backoff or retry-after")
 	c.opts.Transport = proxy.DefaultTransportOptions
 	fs.IntVar(&c.opts.Transport.MaxIdleConnsPerHost, "max-idle-conns-per-host", c.opts.Transport.MaxIdleConnsPerHost,

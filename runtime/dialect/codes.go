@@ -66,6 +66,10 @@ const (
 	// CodeUpstreamInvalidResponse (502): a translated candidate answered
 	// 2xx with a body that could not be read or translated.
 	CodeUpstreamInvalidResponse Code = "upstream_invalid_response"
+	// CodeUpstreamStreamIncomplete (502, in a stream already answered
+	// 200): the upstream's stream broke or ended without its terminal
+	// event; the client is sent this as an error event, never a clean end.
+	CodeUpstreamStreamIncomplete Code = "upstream_stream_incomplete"
 	// CodeUpstreamUnreachable (502): no upstream could be reached.
 	CodeUpstreamUnreachable Code = "upstream_unreachable"
 	// CodeUpstreamTimeout (504): the upstream did not answer within the

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // Writer renders gateway answers in one client dialect's wire shapes.
@@ -18,6 +20,10 @@ type Writer interface {
 	WriteModelList(w http.ResponseWriter, names []string, q url.Values)
 	// WriteModel answers GET /v1/models/{id} for a listed name.
 	WriteModel(w http.ResponseWriter, name string)
+	// AppendStreamError appends to dst the event that ends a stream on
+	// route with e, in the form the dialect's SDKs raise as an API error
+	// rather than take for a clean end.
+	AppendStreamError(dst []byte, route plan.Route, requestID string, e *Error) []byte
 }
 
 // WriteJSON writes a complete JSON answer with its length.

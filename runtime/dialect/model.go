@@ -24,46 +24,67 @@ var (
 	ErrDuplicateModel = errors.New(`"model" appears more than once`)
 )
 
-// FindModel scans the top level of a JSON object for the "model" key. It
-// expects valid JSON (json.Valid first) but stays in bounds on any input,
-// and refuses a body that does not scan as one object, nested at most
-// jsonscan.MaxDepth deep, as ErrNotObject. A key spelled with escapes
-// ("mod\u0065l") is the model key. A second top-level "model" is refused:
-// parsers disagree on which copy wins, so the name checked here and the one
-// an upstream reads could differ.
+// Head is what the gateway reads of a request body's top level in one
+// pass: the model, to route on and rewrite, and what the body says about
+// streaming, to ask for usage on the client's behalf.
+type Head struct {
+	Model  ModelField
+	Stream StreamFields
+}
+
+// FindModel is ReadHead's model, for callers that need nothing else.
 func FindModel(body []byte) (ModelField, error) {
+	h, err := ReadHead(body)
+	return h.Model, err
+}
+
+// ReadHead scans the top level of a JSON object for the "model" key and
+// the streaming fields. It expects valid JSON (json.Valid first) but stays
+// in bounds on any input, and refuses a body that does not scan as one
+// object, nested at most jsonscan.MaxDepth deep, as ErrNotObject. A key
+// spelled with escapes ("mod\u0065l") is the model key. A second top-level
+// "model" is refused: parsers disagree on which copy wins, so the name
+// checked here and the one an upstream reads could differ.
+func ReadHead(body []byte) (Head, error) {
 	s := jsonscan.NewValid(body)
 	if s.Kind() != jsonscan.Object {
-		return ModelField{}, ErrNotObject
+		return Head{}, ErrNotObject
 	}
-	var f ModelField
+	var h Head
+	h.Stream.objectStart = s.Pos() + 1
 	found := false
 	for m := s.Object(); m.Next(); {
-		if !jsonscan.Equal(m.Key(), "model") {
+		switch key := m.Key(); {
+		case jsonscan.Equal(key, "model"):
+			start := s.Pos()
+			raw, isString := s.RawString()
+			switch {
+			case s.Bad():
+				return Head{}, ErrNotObject
+			case found:
+				return Head{}, ErrDuplicateModel
+			}
+			name, ok := modelName(raw, isString)
+			if !ok {
+				return Head{}, ErrModelNotString
+			}
+			h.Model, found = ModelField{Name: name, Start: start, End: s.Pos()}, true
+		case jsonscan.Equal(key, "stream"):
+			h.Stream.Stream = s.Kind() == jsonscan.True
 			s.Skip()
-			continue
+		case jsonscan.Equal(key, "stream_options"):
+			h.Stream.readOptions(&s)
+		default:
+			s.Skip()
 		}
-		start := s.Pos()
-		raw, isString := s.RawString()
-		switch {
-		case s.Bad():
-			return ModelField{}, ErrNotObject
-		case found:
-			return ModelField{}, ErrDuplicateModel
-		}
-		name, ok := modelName(raw, isString)
-		if !ok {
-			return ModelField{}, ErrModelNotString
-		}
-		f, found = ModelField{Name: name, Start: start, End: s.Pos()}, true
 	}
 	if s.End(); s.Bad() {
-		return ModelField{}, ErrNotObject
+		return Head{}, ErrNotObject
 	}
 	if !found {
-		return ModelField{}, ErrNoModel
+		return Head{}, ErrNoModel
 	}
-	return f, nil
+	return h, nil
 }
 
 // modelName decodes the name as encoding/json would, refusing a value that
@@ -76,14 +97,6 @@ func modelName(raw []byte, isString bool) (string, bool) {
 	var buf [64]byte
 	name, ok := jsonscan.Unquote(buf[:0], raw)
 	return string(name), ok
-}
-
-// AppendWithModel appends body to dst with the model value replaced by
-// model: the bytes before and after the value are copied as they are.
-func AppendWithModel(dst, body []byte, f ModelField, model string) []byte {
-	dst = append(dst, body[:f.Start]...)
-	dst = AppendString(dst, model)
-	return append(dst, body[f.End:]...)
 }
 
 // AppendString appends s as a JSON string literal.

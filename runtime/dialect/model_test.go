@@ -55,16 +55,16 @@ func TestFindModel(t *testing.T) {
 	}
 }
 
-func TestAppendWithModelEditsOnlyTheValue(t *testing.T) {
+func TestAppendRequestEditsOnlyTheModelValue(t *testing.T) {
 	body := []byte(`{ "stream" : true , "model" : "fast" , "messages":[{"content":"model"}]}`)
-	f, err := FindModel(body)
+	h, err := ReadHead(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := string(body[f.Start:f.End]); v != `"fast"` {
-		t.Fatalf("Start..End = %q, want the value, quotes included", v)
+	if f := h.Model; string(body[f.Start:f.End]) != `"fast"` {
+		t.Fatalf("Start..End = %q, want the value, quotes included", body[f.Start:f.End])
 	}
-	got := string(AppendWithModel(nil, body, f, `gpt-4o-mini"x`))
+	got := string(AppendRequest(nil, body, &h, `gpt-4o-mini"x`, false))
 	want := `{ "stream" : true , "model" : "gpt-4o-mini\"x" , "messages":[{"content":"model"}]}`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
@@ -81,14 +81,17 @@ func TestAppendStringIsJSON(t *testing.T) {
 }
 
 // FuzzFindModel checks the scanner against encoding/json on valid bodies
-// (every object scans as one; a name read is the one encoding/json reads)
-// and that it never panics on anything.
+// (every object scans as one; a name read is the one encoding/json reads;
+// a rewritten body, asking for usage where it can, is still an object
+// encoding/json reads the new model and include_usage from) and that it
+// never panics on anything.
 func FuzzFindModel(f *testing.F) {
 	for _, s := range []string{`{"model":"a"}`, `{"a":[1,{"model":"x"}],"model":"b\n"}`, `{"model":1}`, `[]`, `{"m":"\\"}`, `null`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		mf, err := FindModel(b)
+		h, err := ReadHead(b)
+		mf := h.Model
 		if !json.Valid(b) {
 			return
 		}
@@ -108,10 +111,17 @@ func FuzzFindModel(f *testing.F) {
 		if json.Unmarshal(m["model"], &name) != nil || name != mf.Name {
 			t.Fatalf("scanner read %q, encoding/json %s", mf.Name, m["model"])
 		}
-		out := AppendWithModel(nil, b, mf, "swapped")
+		ask := h.Stream.CanAskUsage()
+		out := AppendRequest(nil, b, &h, "swapped", ask)
 		var m2 map[string]json.RawMessage
 		if json.Unmarshal(out, &m2) != nil || string(m2["model"]) != `"swapped"` {
 			t.Fatalf("rewrite broke the body: %s", out)
+		}
+		var opts struct {
+			IncludeUsage json.RawMessage `json:"include_usage"`
+		}
+		if ask && (json.Unmarshal(m2["stream_options"], &opts) != nil || string(opts.IncludeUsage) != "true") {
+			t.Fatalf("asking for usage did not ask: %s", out)
 		}
 	})
 }

@@ -15,11 +15,10 @@ type frame struct {
 	content      bool // a member that carries, or may carry, output
 }
 
-// read walks an event's top-level members. Where each shape puts usage:
-// chat at the top of a chunk; Responses in the response object of its
-// terminal events; Anthropic in message_start's message and at the top of
-// each message_delta. Usage is read wherever it appears, whatever the
-// event's type, so member order never matters to the single forward pass.
+// read walks an event's top-level members. Usage is read wherever the
+// shape puts it whatever the event's type says, since "type" may come
+// after it and the scan is a single forward pass; in practice only the
+// events that should carry usage do.
 func (f *frame) read(s *jsonscan.Scanner, shape Shape) {
 	v := vocabOf(shape)
 	for m := s.Object(); m.Next(); {
@@ -71,9 +70,9 @@ func (f *frame) replaceUsage(s *jsonscan.Scanner, v *vocab) {
 }
 
 // chatMember reads one member of a chat chunk. For the usage-only test,
-// content is defined narrowly as anything that is not known to be
-// metadata: choices with elements (or that are not an array), and every
-// member not listed in chatMetadata. Erring toward content is the safe
+// content is defined narrowly as anything that is not known to carry no
+// output: choices with elements (or that are not an array), and every
+// member not listed in chatMetadata, unless it is null. Erring toward content is the safe
 // side, since a chunk wrongly kept costs the client an extra usage chunk
 // while one wrongly dropped loses output.
 func (f *frame) chatMember(s *jsonscan.Scanner, v *vocab, key []byte) {
@@ -87,7 +86,7 @@ func (f *frame) chatMember(s *jsonscan.Scanner, v *vocab, key []byte) {
 	case "usage":
 		f.replaceUsage(s, v)
 	default:
-		if !chatMetadata(key) {
+		if s.Kind() != jsonscan.Null && !chatMetadata(key) {
 			f.content = true
 		}
 		s.Skip()

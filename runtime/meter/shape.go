@@ -42,14 +42,20 @@ const (
 	// choices and a usage object, no other content. It is the chunk
 	// stream_options.include_usage adds, which the relay removes when the
 	// gateway asked for it on the client's behalf. A chunk with usage and
-	// any content is content.
+	// any content is content, and content is read broadly: any member but
+	// the chunk's identity and routing metadata (id, object, created,
+	// model, system_fingerprint, service_tier, obfuscation, and the
+	// provider and x_groq members OpenRouter and Groq add) and members
+	// that are null, so a chunk that could hold output is never dropped.
 	UsageOnly Event = 1 << iota
 	// Terminal marks the event that ends a complete stream: chat's
 	// [DONE], Responses' response.completed, response.incomplete or
-	// response.failed, Anthropic's message_stop.
+	// response.failed (or response.done, which some compatible backends
+	// send instead), Anthropic's message_stop.
 	Terminal
 	// Error marks an error the upstream reported in the stream: a chat
 	// chunk with a top-level "error", Responses' error or response.failed,
-	// Anthropic's error event.
+	// Anthropic's error event; in any shape, an event whose top-level
+	// "error" is not null.
 	Error
 )

@@ -26,8 +26,10 @@ type StreamMeter struct {
 // Reset readies m for a new stream of the given usage shape.
 func (m *StreamMeter) Reset(shape Shape) { *m = StreamMeter{shape: shape} }
 
-// Event reads one event's data and says what it is to the relay; see
-// Event's flags and frame.read for what each shape's events carry.
+// Event reads one event's data and says what it is to the relay. Usage
+// is read wherever the shape puts it: at the top of a chat chunk, in the
+// response object of a Responses event, in message_start's message and
+// at the top of each Anthropic message_delta.
 func (m *StreamMeter) Event(data []byte) Event {
 	if m.shape == ShapeChat && string(bytes.TrimSpace(data)) == "[DONE]" {
 		m.ended = true

@@ -92,6 +92,8 @@ var streamCases = []streamCase{
 		events: []string{
 			// metadata only
 			chunkNone + `,"service_tier":"default","obfuscation":"x1y2","provider":"OpenAI","x_groq":{"id":"req_1"},` + chatUsage + "}",
+			// a member it cannot classify, null
+			chunkNone + `,"provider_specific_fields":null,` + chatUsage + "}",
 			// a member it cannot classify
 			chunkNone + `,"citations":["https://example.com"],` + chatUsage + "}",
 			// choices given twice
@@ -107,7 +109,7 @@ var streamCases = []streamCase{
 			// a spelling it does not read
 			chunkNone + `,"usag\u0065":{"prompt_tokens":1}}`,
 		},
-		flags: []Event{UsageOnly, 0, 0, 0, 0, 0, 0, 0}, want: chatUsageWant},
+		flags: []Event{UsageOnly, UsageOnly, 0, 0, 0, 0, 0, 0, 0}, want: chatUsageWant},
 	{name: "chat mid-stream error", shape: ShapeChat,
 		events: []string{chunkText + `}`, `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`},
 		flags:  []Event{0, Error}, err: "upstream stream error: server_error: The server had an error"},

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pistra/pistra/runtime/meter"
 )
 
 // NoProvider is the provider label of a request no upstream answered
@@ -25,6 +27,8 @@ type Metrics struct {
 	retries   *prometheus.CounterVec
 	failovers *prometheus.CounterVec
 	skipped   *prometheus.CounterVec
+	streams   *prometheus.CounterVec
+	tokens    *prometheus.CounterVec
 	downgrade *prometheus.CounterVec
 	panics    prometheus.Counter
 	reloads   *prometheus.CounterVec
@@ -56,6 +60,14 @@ func New() *Metrics {
 			Name: "pistra_failover_skipped_total",
 			Help: "Candidates passed over untried because they could not be admitted (a budget without room, ...), by provider and reason.",
 		}, []string{"provider", "reason"}),
+		streams: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_stream_failures_total",
+			Help: "Streams that failed after their status was sent, by provider and reason: incomplete (broke, or ended without the terminal event; the client got an error event) or upstream_error (the upstream sent an error event).",
+		}, []string{"provider", "reason"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gen_ai_client_token_usage_total",
+			Help: "Tokens the providers reported using, by provider, upstream model (from the catalog) and token type (input, output, and the cached_input, cache_creation_input and reasoning subsets).",
+		}, []string{"gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"}),
 		downgrade: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pistra_channel_downgrade_total",
 			Help: "Capabilities a request uses that a candidate channel would drop, by what happened: the candidate was skipped for a lossless one, allowed lossy by policy, or the request was rejected.",
@@ -69,7 +81,7 @@ func New() *Metrics {
 			Help: "Policy bundle reloads, by result (applied or refused).",
 		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.skipped, m.downgrade, m.panics, m.reloads,
+	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.skipped, m.streams, m.tokens, m.downgrade, m.panics, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -101,6 +113,32 @@ func (m *Metrics) Failover(from, to, reason string) {
 // because it was not admitted, for reason.
 func (m *Metrics) FailoverSkipped(provider, reason string) {
 	m.skipped.WithLabelValues(provider, reason).Inc()
+}
+
+// Reasons a stream failed after its status was sent.
+const (
+	StreamIncomplete    = "incomplete"
+	StreamUpstreamError = "upstream_error"
+)
+
+// StreamFailure records a stream from provider that failed for reason.
+func (m *Metrics) StreamFailure(provider, reason string) {
+	m.streams.WithLabelValues(provider, reason).Inc()
+}
+
+// Tokens records the usage provider reported serving model.
+func (m *Metrics) Tokens(provider, model string, u *meter.Usage) {
+	for _, t := range [...]struct {
+		typ string
+		n   uint64
+	}{
+		{"input", u.InputTokens}, {"output", u.OutputTokens}, {"cached_input", u.CachedInputTokens},
+		{"cache_creation_input", u.CacheCreationInputTokens}, {"reasoning", u.ReasoningTokens},
+	} {
+		if t.n > 0 {
+			m.tokens.WithLabelValues(provider, model, t.typ).Add(float64(t.n))
+		}
+	}
 }
 
 // Downgrade actions: what became of a capability a candidate would drop.

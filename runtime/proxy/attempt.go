@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/upstream"
 	"github.com/pistra/pistra/runtime/watchdog"
@@ -24,6 +25,19 @@ type attempt struct {
 	resp   *http.Response
 	err    error
 	cancel context.CancelCauseFunc
+	// broken is set when the upstream answered but its answer could not be
+	// used (a body that broke, a stream that opened with an error).
+	broken bool
+	// askedUsage: the body asked the stream for usage on the client's
+	// behalf, so the usage-only chunk is removed on the way out.
+	askedUsage bool
+	// What inspect read before the attempt was taken as good: head holds
+	// the body read so far (all of it when whole), usage what a whole
+	// answer reported; stream is an event stream's relay state.
+	head   *[]byte
+	whole  bool
+	usage  meter.Usage
+	stream *streamRelay
 }
 
 // errTimeout is the cancel cause of an attempt that ran out of time.
@@ -41,7 +55,8 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 	if up.Timeout > 0 {
 		timer = time.AfterFunc(up.Timeout, func() { cancel(errTimeout) })
 	}
-	req := newRequest(ctx, x, up, up.URL(c, x.Route), x.Body.forCandidate(c))
+	a.askedUsage = x.asksUsage(c, up)
+	req := newRequest(ctx, x, up, up.URL(c, x.Route), x.Body.forCandidate(c, a.askedUsage))
 	if c.Translate != plan.TranslateNone {
 		fitTranslatedHeaders(req.Header, &x.Body.xlat, up)
 	}
@@ -71,6 +86,8 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 		a.resp, a.class = resp, classify(resp.StatusCode)
 		if a.class != classNone {
 			a.err = errors.New(resp.Status)
+		} else {
+			p.inspect(x, a)
 		}
 	}
 	return a
@@ -114,14 +131,36 @@ func (a *attempt) discard() {
 	a.finish()
 }
 
-// finish closes the attempt's body and releases its context.
+// dropAnswer closes the upstream's answer, which will not be relayed.
+func (a *attempt) dropAnswer() {
+	if a.resp != nil {
+		a.broken = true
+		a.resp.Body.Close()
+		a.resp = nil
+	}
+	a.releaseRead()
+}
+
+// finish closes the attempt's body and releases its context and buffers.
 func (a *attempt) finish() {
 	if a.resp != nil {
 		a.resp.Body.Close()
 		a.resp = nil
 	}
+	a.releaseRead()
 	if a.cancel != nil {
 		a.cancel(context.Canceled)
+	}
+}
+
+func (a *attempt) releaseRead() {
+	if a.head != nil {
+		PutBuffer(a.head)
+		a.head = nil
+	}
+	if a.stream != nil {
+		putStream(a.stream)
+		a.stream = nil
 	}
 }
 

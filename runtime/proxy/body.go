@@ -42,10 +42,13 @@ func PutBuffer(b *[]byte) {
 // the upstream writes it starts and only recycles its buffers once the
 // transport has reported every one finished.
 type Body struct {
-	raw       *[]byte
-	field     dialect.ModelField
-	edit      *[]byte
+	raw  *[]byte
+	head dialect.Head
+	edit *[]byte
+	// editModel and editAsk are what edit holds: the client's body for
+	// that model, asking for stream usage when editAsk is set.
 	editModel string
+	editAsk   bool
 	xlat      translation
 	writes    *writes
 }
@@ -61,36 +64,46 @@ type writes struct {
 func (w *writes) wrote(httptrace.WroteRequestInfo) { w.pending.Add(-1) }
 
 // Reset makes b hold raw (a pooled buffer, now owned by b) whose model
-// value is at f.
+// value is at f. What the body says about streaming is unknown until
+// SetStream.
 func (b *Body) Reset(raw *[]byte, f dialect.ModelField) {
-	b.raw, b.field, b.edit, b.editModel = raw, f, nil, ""
+	b.raw, b.head, b.edit, b.editModel, b.editAsk = raw, dialect.Head{Model: f}, nil, "", false
 	b.xlat = translation{}
 	b.writes = &writes{}
 	b.writes.trace.WroteRequest = b.writes.wrote
 }
 
+// SetStream records what the body says about streaming, read with its
+// model (dialect.ReadHead).
+func (b *Body) SetStream(f dialect.StreamFields) { b.head.Stream = f }
+
+// CanAskUsage reports whether the client streams without asking for usage,
+// and the body can be edited to ask.
+func (b *Body) CanAskUsage() bool { return b.head.Stream.CanAskUsage() }
+
 // Requested is the model the client asked for.
-func (b *Body) Requested() string { return b.field.Name }
+func (b *Body) Requested() string { return b.head.Model.Name }
 
 // Bytes is the body as the client sent it.
 func (b *Body) Bytes() []byte { return *b.raw }
 
 // forCandidate returns the body to send to candidate c: the client's with
-// c's model, or for a translated candidate the translation prepared for it.
-func (b *Body) forCandidate(c *plan.Candidate) []byte {
+// c's model, asking for stream usage when askUsage is set, or for a
+// translated candidate the translation prepared for it.
+func (b *Body) forCandidate(c *plan.Candidate, askUsage bool) []byte {
 	if c.Translate != plan.TranslateNone {
 		return *b.xlat.buf
 	}
-	return b.forModel(c.Model)
+	return b.forModel(c.Model, askUsage)
 }
 
 // forModel returns the body to send to an upstream that calls the model
-// name.
-func (b *Body) forModel(name string) []byte {
-	if name == b.field.Name {
+// name, asking for stream usage when askUsage is set.
+func (b *Body) forModel(name string, askUsage bool) []byte {
+	if name == b.head.Model.Name && !askUsage {
 		return *b.raw
 	}
-	if b.edit != nil && name == b.editModel {
+	if b.edit != nil && name == b.editModel && askUsage == b.editAsk {
 		return *b.edit
 	}
 	if b.edit == nil || b.writes.pending.Load() != 0 {
@@ -98,8 +111,8 @@ func (b *Body) forModel(name string) []byte {
 		// let the collector have the old.
 		b.edit = GetBuffer()
 	}
-	*b.edit = dialect.AppendWithModel((*b.edit)[:0], *b.raw, b.field, name)
-	b.editModel = name
+	*b.edit = dialect.AppendRequest((*b.edit)[:0], *b.raw, &b.head, name, askUsage)
+	b.editModel, b.editAsk = name, askUsage
 	return *b.edit
 }
 

@@ -31,6 +31,21 @@ type Proxy struct {
 	// Gate admits each candidate just before it is first sent; nil admits
 	// every one.
 	Gate admission.Gate
+	// MaxAnswerBytes bounds a non-stream answer read whole before it is
+	// relayed (DefaultMaxAnswerBytes when 0). A larger one is relayed as
+	// it arrives, unchecked and unmetered.
+	MaxAnswerBytes int
+}
+
+// DefaultMaxAnswerBytes holds the largest answers the APIs give: a long
+// completion, or a batch of embeddings in floats.
+const DefaultMaxAnswerBytes = 64 << 20
+
+func (p *Proxy) maxAnswer() int {
+	if p.MaxAnswerBytes > 0 {
+		return p.MaxAnswerBytes
+	}
+	return DefaultMaxAnswerBytes
 }
 
 // Exchange is one client request being served.
@@ -89,6 +104,7 @@ func (p *Proxy) Serve(x *Exchange) {
 		if last != nil {
 			if last.up != up {
 				p.Metrics.Failover(last.up.Name, up.Name, last.class.String())
+				res.Failover = true
 			}
 			last.discard()
 		}
@@ -237,13 +253,17 @@ func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *record.Record) (r
 		return true
 	}
 	last.discard()
-	if last.class == classTimeout {
+	switch {
+	case last.class == classTimeout:
 		p.answer(x, res, dialect.Errorf(http.StatusGatewayTimeout, dialect.CodeUpstreamTimeout,
 			"provider %q did not answer within its timeout", last.up.Name))
-		return false
+	case last.broken:
+		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamInvalidResponse,
+			"provider %q answered with an answer that could not be used: %v", last.up.Name, last.err))
+	default:
+		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamUnreachable,
+			"provider %q could not be reached", last.up.Name))
 	}
-	p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamUnreachable,
-		"provider %q could not be reached", last.up.Name))
 	return false
 }
 

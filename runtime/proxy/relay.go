@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
 )
@@ -32,10 +33,12 @@ func relayedHeader(k string) bool {
 var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
 // relay sends the attempt's response to the client: status and headers
-// first, then the body as it arrives, flushed after every read when it is
-// an event stream. A translated candidate's answer goes through the
-// translator instead (translated_relay.go).
+// first, then the body: whole when inspect read it whole, or as it arrives,
+// flushed after every read when it is an event stream. A translated
+// candidate's answer goes through the translator instead
+// (translated_relay.go).
 func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
+	res.Served, res.Provider = a.cand, a.up.Name
 	if a.cand.Translate != plan.TranslateNone {
 		p.relayTranslated(x, a, res)
 		return
@@ -43,14 +46,39 @@ func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 	defer a.finish()
 	resp := a.resp
 	h := relayHeaders(x, a)
-	if resp.ContentLength >= 0 {
-		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
-	}
-	x.W.WriteHeader(resp.StatusCode)
-	res.Served, res.Provider = a.cand, a.up.Name
 	res.Status = resp.StatusCode
+	switch {
+	case a.whole:
+		h["Content-Length"] = []string{strconv.Itoa(len(*a.head))}
+		x.W.WriteHeader(resp.StatusCode)
+		if _, err := x.W.Write(*a.head); err != nil {
+			res.Err = fmt.Errorf("client write: %w", err)
+		}
+		if a.usage.Reported {
+			res.Usage, res.UsageFrom = a.usage, meter.SourcePassthrough
+		}
+	case a.stream != nil:
+		x.W.WriteHeader(resp.StatusCode)
+		p.relayStream(x, a, res)
+	default: // not held: an upstream error answer, or a body too large to hold
+		if resp.ContentLength >= 0 {
+			h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+		}
+		x.W.WriteHeader(resp.StatusCode)
+		p.relayUnheld(x, a, res)
+	}
+}
 
-	upErr, clientErr := copyBody(x.W, resp.Body, isEventStream(resp.Header))
+// relayUnheld copies a body inspect did not hold, after what it read of
+// it, if anything.
+func (p *Proxy) relayUnheld(x *Exchange, a *attempt, res *record.Record) {
+	if read := a.takeRead(); len(read) > 0 {
+		if _, err := x.W.Write(read); err != nil {
+			res.Err = fmt.Errorf("client write: %w", err)
+			return
+		}
+	}
+	upErr, clientErr := copyBody(x.W, a.resp.Body, isEventStream(a.resp.Header))
 	switch {
 	case upErr != nil:
 		res.Cut, res.Err = true, fmt.Errorf("upstream body from %q broke: %w", a.up.Name, upErr)
@@ -79,8 +107,7 @@ func relayHeaders(x *Exchange, a *attempt) http.Header {
 	default:
 		x.Record.UpstreamRequestID = id
 	}
-	h[record.HeaderProvider] = a.up.NameHeader
-	h[record.HeaderChannelOrigin] = []string{a.cand.Origin}
+	x.Record.SetServedHeaders(h, a.up.NameHeader, a.up.ModelHeader(a.cand.Model))
 	return h
 }
 

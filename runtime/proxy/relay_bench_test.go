@@ -16,7 +16,11 @@ import (
 	"github.com/pistra/pistra/runtime/upstream"
 )
 
-const sseEvent = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n"
+// sseEvent is one chat chunk; sseDone ends the stream.
+const (
+	sseEvent = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n"
+	sseDone  = "data: [DONE]\n\n"
+)
 
 // flushRecorder is a ResponseWriter that discards the body and counts flushes.
 type flushRecorder struct {
@@ -36,8 +40,9 @@ func (w *flushRecorder) Flush()                      { w.flushes++ }
 func BenchmarkRelayStream(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			// n events, one per Read, as a chunked upstream sends them.
-			events := testkit.SSE(slices.Repeat([]string{sseEvent}, n)...)
+			// n events, one per Read, as a chunked upstream sends them, then
+			// the terminal event without which the relay reports the stream cut.
+			events := testkit.SSE(append(slices.Repeat([]string{sseEvent}, n), sseDone)...)
 			up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {events}}).Unrecorded()
 			provs := testProviders()[:1]
 			provs[0].TimeoutMS = 30_000
@@ -52,7 +57,7 @@ func BenchmarkRelayStream(b *testing.B) {
 			order := []int{0}
 			var res record.Record // reused, as the server reuses its pooled exchanges
 			b.ReportAllocs()
-			b.SetBytes(int64(n * len(sseEvent)))
+			b.SetBytes(int64(n*len(sseEvent) + len(sseDone)))
 			for b.Loop() {
 				raw := GetBuffer()
 				*raw = append(*raw, `{"model":"fast","stream":true,"messages":[{"role":"user","content":"hi"}]}`...)

@@ -88,12 +88,13 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 	}
 	raw := GetBuffer()
 	*raw = append(*raw, c.body...)
-	f, err := dialect.FindModel(*raw)
+	h, err := dialect.ReadHead(*raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var body Body
-	body.Reset(raw, f)
+	body.Reset(raw, h.Model)
+	body.SetStream(h.Stream)
 	defer body.Release()
 	client := httptest.NewRequest("POST", "/v1/x", nil)
 	for k, v := range c.header {

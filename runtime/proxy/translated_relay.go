@@ -8,18 +8,16 @@ import (
 
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/translate"
 )
 
-// Bounds on the upstream bodies read whole before translating: a
-// non-stream answer, and an error answer (only its message is kept).
-const (
-	maxTranslatedBody  = 32 << 20
-	maxTranslatedError = 1 << 20
-)
+// maxTranslatedError bounds an upstream error answer read to translate it
+// when inspect did not hold it: only its message is kept.
+const maxTranslatedError = 1 << 20
 
-var errBodyTooLarge = errors.New("body exceeds the translation bound")
+var errBodyTooLarge = errors.New("body exceeds the bound on answers read whole")
 
 var eventStreamType = []string{"text/event-stream"}
 
@@ -50,26 +48,26 @@ func translatedHeaders(x *Exchange, a *attempt) http.Header {
 // relayTranslatedError relays an upstream error status in the client's
 // error shape, keeping the upstream's message and its retry hints.
 func (p *Proxy) relayTranslatedError(x *Exchange, a *attempt, res *record.Record) {
-	buf := GetBuffer()
-	defer PutBuffer(buf)
-	// A body cut short or too long still has a status worth translating:
-	// the translator falls back to a message naming it.
-	_ = readBounded(a.resp.Body, buf, maxTranslatedError)
-	status, body := x.Body.xlat.pair.Error(a.resp.StatusCode, *buf)
+	if !a.whole {
+		a.releaseRead()
+		a.head = GetBuffer()
+		// A body cut short or too long still has a status worth
+		// translating: the translator falls back to a message naming it.
+		_ = readBounded(a.resp.Body, a.head, maxTranslatedError)
+	}
+	status, body := x.Body.xlat.pair.Error(a.resp.StatusCode, *a.head)
 	translatedHeaders(x, a)
 	dialect.WriteJSON(x.W, status, body)
-	res.Status, res.Served, res.Provider = status, a.cand, a.up.Name
+	res.Status = status
 }
 
-// relayTranslatedMessage reads a whole non-stream answer, translates it and
-// sends it with its length.
+// relayTranslatedMessage translates the whole non-stream answer inspect
+// read and sends it with its length.
 func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *record.Record) {
-	buf := GetBuffer()
-	defer PutBuffer(buf)
-	err := readBounded(a.resp.Body, buf, maxTranslatedBody)
 	var out []byte
-	if err == nil {
-		out, res.Usage, err = x.Body.xlat.pair.Response(*buf, a.cand.Model)
+	err := errBodyTooLarge
+	if a.whole {
+		out, res.Usage, err = x.Body.xlat.pair.Response(*a.head, a.cand.Model)
 	}
 	if err != nil {
 		res.Err = fmt.Errorf("response from %q: %w", a.up.Name, err)
@@ -80,7 +78,7 @@ func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *record.Reco
 	res.UsageFrom = meter.SourceTranslator
 	translatedHeaders(x, a)
 	dialect.WriteJSON(x.W, a.resp.StatusCode, out)
-	res.Status, res.Served, res.Provider = a.resp.StatusCode, a.cand, a.up.Name
+	res.Status = a.resp.StatusCode
 }
 
 // relayTranslatedStream translates an event stream as it arrives. An
@@ -91,12 +89,12 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Recor
 	h := translatedHeaders(x, a)
 	h["Content-Type"] = eventStreamType
 	x.W.WriteHeader(a.resp.StatusCode)
-	res.Status, res.Served, res.Provider = a.resp.StatusCode, a.cand, a.up.Name
+	res.Status = a.resp.StatusCode
 
 	fw := &flushWriter{w: x.W}
 	fw.flusher, _ = x.W.(http.Flusher)
 	s := x.Body.xlat.pair.Stream(fw, a.cand.Model, x.Body.Bytes())
-	upErr, xlatErr := pump(s, a.resp.Body)
+	upErr, xlatErr := pump(s, a.takeRead(), a.resp.Body)
 	res.Usage, res.UsageFrom = s.Usage(), meter.SourceTranslator
 	switch {
 	case fw.err != nil:
@@ -104,16 +102,37 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Recor
 	case xlatErr != nil:
 		res.Cut = true
 		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, errors.Join(upErr, xlatErr))
+		p.Metrics.StreamFailure(a.up.Name, metrics.StreamIncomplete)
 	case s.UpstreamError() != nil:
 		// Relayed as an error event; the stream itself ended cleanly.
 		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, s.UpstreamError())
+		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
 	}
 }
 
-// pump feeds the upstream body to s through a pooled buffer and closes s
-// at the end, however the body ended. upErr is the read failure, if any;
-// xlatErr what the translator reported (a client write failure included).
-func pump(s translate.Stream, body io.Reader) (upErr, xlatErr error) {
+// takeRead returns the body bytes inspect read before the attempt was taken
+// as good, for the relay to send first.
+func (a *attempt) takeRead() []byte {
+	switch {
+	case a.stream != nil:
+		a.stream.commit()
+		return a.stream.takeOut()
+	case a.head != nil:
+		return *a.head
+	}
+	return nil
+}
+
+// pump feeds read (what inspect already read), then the upstream body, to
+// s through a pooled buffer and closes s at the end, however the body
+// ended. upErr is the read failure, if any; xlatErr what the translator
+// reported (a client write failure included).
+func pump(s translate.Stream, read []byte, body io.Reader) (upErr, xlatErr error) {
+	if len(read) > 0 {
+		if _, err := s.Write(read); err != nil {
+			return nil, err
+		}
+	}
 	buf := copyPool.Get().(*[32 << 10]byte)
 	defer copyPool.Put(buf)
 	for {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -127,7 +128,8 @@ func TestTranslatedStreamBreaks(t *testing.T) {
 		reply testkit.Reply
 	}{
 		{"ends before message_stop", testkit.SSE(antEvents[:4]...)},
-		{"read fails", testkit.Reply{Status: 200, Parts: antEvents[:4], ReadErr: errors.New("connection reset")}},
+		{"read fails", testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Parts: antEvents[:4],
+			ReadErr: errors.New("connection reset")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,16 +37,16 @@ func TestBodyRecyclesOnlyFinishedBuffers(t *testing.T) {
 	f, _ := dialect.FindModel(*raw)
 	var b Body
 	b.Reset(raw, f)
-	if got := string(b.forModel("pub")); got != `{"model":"pub","x":1}` {
+	if got := string(b.forModel("pub", false)); got != `{"model":"pub","x":1}` {
 		t.Fatalf("same model: %s", got)
 	}
-	first := b.forModel("up-1")
+	first := b.forModel("up-1", false)
 	req, err := http.NewRequestWithContext(b.traced(context.Background()), http.MethodPost, "http://up.test/v1/x", b.reader(first))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A write in progress pins the copy: a second model gets a fresh buffer.
-	second := b.forModel("up-2")
+	second := b.forModel("up-2", false)
 	if string(first) != `{"model":"up-1","x":1}` || string(second) != `{"model":"up-2","x":1}` {
 		t.Fatalf("copies %s / %s", first, second)
 	}

@@ -41,6 +41,8 @@ type Record struct {
 	Provider string
 	// Attempts counts upstream requests sent.
 	Attempts int
+	// Failover is true once the request moved to another provider.
+	Failover bool
 	// Origin is the capability claim routing acted on: the tried
 	// candidate's, or every candidate's when fidelity refused.
 	Origin string
@@ -72,7 +74,48 @@ const (
 	HeaderRequestID     = "Pistra-Request-Id"
 	HeaderProvider      = "Pistra-Provider"
 	HeaderChannelOrigin = "Pistra-Channel-Origin"
+	// HeaderModel is the upstream model that served, after the provider's
+	// own alias resolution: with Pistra-Provider, the pair a cost
+	// expression prices.
+	HeaderModel = "Pistra-Model"
+	// HeaderAttempt numbers the upstream request whose answer this is,
+	// counting retries and failovers: 1 when the first one served.
+	HeaderAttempt = "Pistra-Attempt"
+	// HeaderFailover is "true" when the answer came from another provider
+	// than the request was first sent to.
+	HeaderFailover = "Pistra-Failover"
 )
+
+// Header values shared by every response; never modified.
+var (
+	attemptValues = func() (v [17][]string) {
+		for i := range v {
+			v[i] = []string{strconv.Itoa(i)}
+		}
+		return v
+	}()
+	trueValue  = []string{"true"}
+	falseValue = []string{"false"}
+)
+
+// SetServedHeaders names, on an upstream's answer, what served it: the
+// provider (provider is Provider as a header value, shared), the upstream
+// model (model likewise), which attempt and whether a failover happened,
+// and the claim routing acted on.
+func (r *Record) SetServedHeaders(h http.Header, provider, model []string) {
+	h[HeaderProvider] = provider
+	h[HeaderModel] = model
+	if r.Attempts < len(attemptValues) {
+		h[HeaderAttempt] = attemptValues[r.Attempts]
+	} else {
+		h[HeaderAttempt] = []string{strconv.Itoa(r.Attempts)}
+	}
+	h[HeaderFailover] = falseValue
+	if r.Failover {
+		h[HeaderFailover] = trueValue
+	}
+	r.SetOriginHeader(h)
+}
 
 // Refused records the gateway's own error answer.
 func (r *Record) Refused(e *dialect.Error) {

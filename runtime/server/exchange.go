@@ -86,6 +86,9 @@ func (s *Server) finish(x *exchange) {
 		x.rec.Status = x.w.status
 	}
 	s.metrics.Request(x.rec.Route, x.rec.ProviderLabel(), x.rec.Status, d)
+	if c := x.rec.Served; c != nil && x.rec.Usage.Reported {
+		s.metrics.Tokens(x.rec.Provider, c.Model, &x.rec.Usage)
+	}
 	var attrs [20]slog.Attr
 	s.log.LogAttrs(x.r.Context(), x.rec.Level(), "request", x.rec.Attrs(attrs[:0], d)...)
 }

@@ -69,12 +69,13 @@ func (s *Server) readRequest(x *exchange, route plan.Route) *dialect.Error {
 		proxy.PutBuffer(raw)
 		return dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "the request body is not valid JSON")
 	}
-	f, err := dialect.FindModel(*raw)
-	x.body.Reset(raw, f) // the body owns raw from here, even on error
+	h, err := dialect.ReadHead(*raw)
+	x.body.Reset(raw, h.Model) // the body owns raw from here, even on error
 	if err != nil {
 		return modelFieldError(err)
 	}
-	x.rec.Model = f.Name
+	x.body.SetStream(h.Stream)
+	x.rec.Model = h.Model.Name
 	x.caps.Reset(route, x.body.Bytes())
 	return nil
 }

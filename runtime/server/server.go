@@ -57,6 +57,9 @@ type Options struct {
 	MaxRetryWait time.Duration
 	// Gate admits each candidate before it is sent; nil admits every one.
 	Gate admission.Gate
+	// MaxAnswerBytes bounds a non-stream answer read whole before it is
+	// relayed (default proxy.DefaultMaxAnswerBytes).
+	MaxAnswerBytes int
 }
 
 // Server serves one policy snapshot at a time on two listeners.
@@ -86,7 +89,7 @@ func New(o Options) (*Server, error) {
 	o = withDefaults(o)
 	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), errs: make(chan error, 2)}
 	s.scrape = s.metrics.Handler()
-	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: o.Gate}
+	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: o.Gate, MaxAnswerBytes: o.MaxAnswerBytes}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {

@@ -30,11 +30,18 @@ type Reader struct {
 	line    []byte // a line cut by a chunk boundary
 	data    []byte // the data lines of the event being read, joined by \n
 	hasData bool
+	end     int // see EventEnd
 }
+
+// EventEnd is, while a handler called by Feed runs, the offset in Feed's p
+// just past the blank line that ended the event: a relay that drops or
+// keeps whole events cuts there. During Finish it is -1.
+func (r *Reader) EventEnd() int { return r.end }
 
 // Feed consumes p, calling h for every event it completes; the data
 // handed to h is valid only until the call returns.
 func (r *Reader) Feed(p []byte, h Handler) error {
+	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
@@ -50,6 +57,7 @@ func (r *Reader) Feed(p []byte, h Handler) error {
 			line = r.line
 		}
 		p = p[i+1:]
+		r.end = n - len(p)
 		err := r.processLine(line, h)
 		r.line = r.line[:0]
 		if err != nil {
@@ -62,6 +70,7 @@ func (r *Reader) Feed(p []byte, h Handler) error {
 // Finish is called at the end of the stream: an event the upstream left
 // without its closing blank line is delivered rather than lost.
 func (r *Reader) Finish(h Handler) error {
+	r.end = -1
 	if len(r.line) > 0 {
 		err := r.processLine(r.line, h)
 		r.line = r.line[:0]

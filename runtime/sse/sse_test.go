@@ -60,6 +60,34 @@ func TestFinishDeliversAnUnterminatedEvent(t *testing.T) {
 	}
 }
 
+// ends records, per event, EventEnd and the bytes of p up to it.
+type ends struct {
+	r    *Reader
+	p    []byte
+	cuts []string
+}
+
+func (e *ends) Event([]byte) error {
+	e.cuts = append(e.cuts, string(e.p[:e.r.EventEnd()]))
+	return nil
+}
+
+func TestEventEndCutsAfterTheBlankLine(t *testing.T) {
+	var r Reader
+	e := &ends{r: &r}
+	e.p = []byte("data: a\n\ndata: b\r\n\r\ndata: c")
+	if err := r.Feed(e.p, e); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"data: a\n\n", "data: a\n\ndata: b\r\n\r\n"}
+	if !slices.Equal(e.cuts, want) {
+		t.Fatalf("cuts %q, want %q", e.cuts, want)
+	}
+	if err := r.Finish(&collect{}); err != nil || r.EventEnd() != -1 {
+		t.Fatalf("Finish: %v, EventEnd %d", err, r.EventEnd())
+	}
+}
+
 func TestEventTooLarge(t *testing.T) {
 	var r Reader
 	var c collect

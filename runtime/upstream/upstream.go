@@ -24,6 +24,8 @@ type Upstream struct {
 	Name string
 	// NameHeader is Name as a header value, shared by every response.
 	NameHeader []string
+	// modelHeaders holds each model's name as a header value, likewise.
+	modelHeaders map[string][]string
 	// Retry is the same-provider retry policy.
 	Retry Retry
 	// Timeout bounds the wait for the response headers, then every gap
@@ -90,6 +92,10 @@ func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) er
 		u.headers = append(u.headers, plan.Header{Name: textproto.CanonicalMIMEHeaderKey(h.Name), Value: h.Value})
 	}
 	u.resolveTranslation(p)
+	u.modelHeaders = make(map[string][]string, len(p.Models))
+	for _, m := range p.Models {
+		u.modelHeaders[m.Name] = []string{m.Name}
+	}
 	var err error
 	if u.Retry.On, err = parseClasses(p.Retry.On); err != nil {
 		return fmt.Errorf("retry: %w", err)
@@ -193,6 +199,18 @@ func routeIndex(r plan.Route) int {
 // value; name is "" when the provider takes none. The value is a secret:
 // never log it.
 func (u *Upstream) Credential() (name string, value []string) { return u.authKey, u.authValue }
+
+// ModelHeader is the upstream model name as a header value.
+func (u *Upstream) ModelHeader(name string) []string {
+	if v, ok := u.modelHeaders[name]; ok {
+		return v
+	}
+	return []string{name}
+}
+
+// StreamUsage is the provider's stream_usage: whether its OpenAI-dialect
+// streams may be asked for usage on the client's behalf.
+func (u *Upstream) StreamUsage() bool { return u.streamUsage }
 
 // StaticHeaders are the headers the provider sets on every request, with
 // canonical names. The caller must not modify them.

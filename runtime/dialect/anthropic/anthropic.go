@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // Dialect is the Anthropic dialect.
@@ -42,6 +43,19 @@ type errorDetails struct {
 // WriteError answers with {"type":"error","error":{"type","message",
 // "details":{"error_code",...}},"request_id"}.
 func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Error) {
+	w.Header().Set("request-id", requestID)
+	dialect.WriteJSON(w, e.Status, errorJSON(requestID, e))
+}
+
+// AppendStreamError ends a stream with an error event: the same body as an
+// error answer, under event: error, which the SDKs raise as an API error.
+func (Dialect) AppendStreamError(dst []byte, _ plan.Route, requestID string, e *dialect.Error) []byte {
+	dst = append(dst, "event: error\ndata: "...)
+	dst = append(dst, errorJSON(requestID, e)...)
+	return append(dst, "\n\n"...)
+}
+
+func errorJSON(requestID string, e *dialect.Error) []byte {
 	b, _ := json.Marshal(errorBody{ // strings and capability sets: cannot fail
 		Type: "error",
 		Error: errorObject{
@@ -51,8 +65,7 @@ func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Er
 		},
 		RequestID: requestID,
 	})
-	w.Header().Set("request-id", requestID)
-	dialect.WriteJSON(w, e.Status, b)
+	return b
 }
 
 // ErrorType is the error.type Anthropic documents for an HTTP status; the

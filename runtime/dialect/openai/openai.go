@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // Dialect is the OpenAI dialect.
@@ -43,6 +44,33 @@ func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Er
 	b, _ := json.Marshal(errorBody{Error: obj}) // strings and capability sets: cannot fail
 	w.Header().Set("x-request-id", requestID)
 	dialect.WriteJSON(w, e.Status, b)
+}
+
+// responsesError is a Responses stream's error event, with the error object
+// besides its own fields: the SDKs raise an event carrying a top-level
+// "error" as an API error, and ignore one without.
+type responsesError struct {
+	Type    string      `json:"type"`
+	Code    string      `json:"code"`
+	Message string      `json:"message"`
+	Param   *string     `json:"param"`
+	Error   errorObject `json:"error"`
+}
+
+// AppendStreamError ends a chat or completions stream with a data-only
+// {"error":{...}} chunk, and a Responses stream with an error event.
+func (Dialect) AppendStreamError(dst []byte, route plan.Route, _ string, e *dialect.Error) []byte {
+	obj := errorObject{Message: e.Message, Type: ErrorType(e.Status), Code: string(e.Code)}
+	var b []byte
+	if route == plan.RouteResponses {
+		dst = append(dst, "event: error\n"...)
+		b, _ = json.Marshal(responsesError{Type: "error", Code: obj.Code, Message: obj.Message, Error: obj})
+	} else {
+		b, _ = json.Marshal(errorBody{Error: obj}) // strings only: cannot fail
+	}
+	dst = append(dst, "data: "...)
+	dst = append(dst, b...)
+	return append(dst, "\n\n"...)
 }
 
 // ErrorType is the error.type OpenAI itself sends with a status: a bad key

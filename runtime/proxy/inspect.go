@@ -1,0 +1,90 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/upstream"
+)
+
+// Nothing of an answer reaches the client until the attempt is known good.
+// inspect reads what that takes: a non-stream answer whole (up to the
+// proxy's bound), metered and checked to be one JSON document; a stream up
+// to its first event, which must not be an error. Whatever fails here is a
+// failed attempt, retried and failed over like a connect failure or a 5xx,
+// since the client has been sent nothing yet.
+func (p *Proxy) inspect(x *Exchange, a *attempt) {
+	if isEventStream(a.resp.Header) && a.resp.StatusCode/100 == 2 {
+		p.inspectStream(x, a)
+		return
+	}
+	buf := GetBuffer()
+	err := readBounded(a.resp.Body, buf, p.maxAnswer())
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		a.head = buf // relayed as it comes, unchecked: too large to hold
+		return
+	case err != nil:
+		PutBuffer(buf)
+		a.failRead(x, fmt.Errorf("answer body from %q broke: %w", a.up.Name, err))
+		return
+	}
+	a.head, a.whole = buf, true
+	if a.resp.StatusCode/100 != 2 {
+		return
+	}
+	u, err := meter.ReadAnswer(meter.ShapeOf(a.cand.Translate.Upstream(x.Route)), *buf)
+	if err != nil {
+		a.fail(classConnect, fmt.Errorf("answer from %q is not a JSON document: %w", a.up.Name, err))
+		return
+	}
+	a.usage = u
+}
+
+func (p *Proxy) inspectStream(x *Exchange, a *attempt) {
+	strip := a.askedUsage
+	a.stream = getStream(meter.ShapeOf(a.cand.Translate.Upstream(x.Route)), strip)
+	buf := copyPool.Get().(*[32 << 10]byte)
+	defer copyPool.Put(buf)
+	first, err := a.stream.readFirst(a.resp.Body, buf[:])
+	switch {
+	case err != nil:
+		a.failRead(x, fmt.Errorf("stream from %q: %w", a.up.Name, err))
+	case first&meter.Error != 0:
+		a.fail(class5xx, fmt.Errorf("stream from %q opened with an error event: %w", a.up.Name, a.stream.meter.UpstreamError()))
+	}
+}
+
+// failRead fails a on a body read error: the provider's timeout, the
+// client leaving, or a broken connection.
+func (a *attempt) failRead(x *Exchange, err error) {
+	switch {
+	case x.Client.Context().Err() != nil:
+		a.fail(classCanceled, context.Cause(x.Client.Context()))
+	case errors.Is(err, errTimeout):
+		a.fail(classTimeout, err)
+	default:
+		a.fail(classConnect, err)
+	}
+}
+
+// fail marks a failed with class c. The upstream's answer is gone: what
+// the client would get is the gateway's own error.
+func (a *attempt) fail(c class, err error) {
+	a.class, a.err = c, err
+	a.dropAnswer()
+}
+
+// asksUsage reports whether the gateway asks candidate c's stream for
+// usage on the client's behalf: a same-dialect chat or completions stream
+// whose client did not ask, to a provider whose stream_usage is on.
+// Responses streams report usage unasked, and reject the member.
+func (x *Exchange) asksUsage(c *plan.Candidate, up *upstream.Upstream) bool {
+	if c.Translate != plan.TranslateNone || (x.Route != plan.RouteChatCompletions && x.Route != plan.RouteCompletions) {
+		return false
+	}
+	return up.StreamUsage() && x.Body.CanAskUsage()
+}

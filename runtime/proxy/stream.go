@@ -1,0 +1,231 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/metrics"
+	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/sse"
+)
+
+// streamRelay reads an upstream event stream as it is relayed: it splits
+// it into events, meters each, and decides which bytes go to the client.
+// Only the usage-only chunk the gateway asked for on the client's behalf
+// is ever held back; everything else passes byte for byte, in the reads it
+// arrived in. One is pooled per stream in flight.
+type streamRelay struct {
+	sse   sse.Reader
+	meter meter.StreamMeter
+	// strip removes the usage-only chunk (meter.UsageOnly): the client did
+	// not ask for it.
+	strip bool
+	// first holds what the first event was, once it has come.
+	first    meter.Event
+	gotFirst bool
+	// Bytes decided on so far. While the stream is checked before it is
+	// committed, and whenever strip is on, out holds the bytes that go to
+	// the client and pending the event not yet complete; otherwise the
+	// upstream's reads are passed as they are and neither is used.
+	copying bool
+	out     []byte
+	pending []byte
+	// p and cut: the read being fed, and where in it the bytes not yet
+	// decided on start.
+	p   []byte
+	cut int
+}
+
+var streamPool = sync.Pool{New: func() any { return new(streamRelay) }}
+
+func getStream(shape meter.Shape, strip bool) *streamRelay {
+	s := streamPool.Get().(*streamRelay)
+	s.sse = sse.Reader{}
+	s.meter.Reset(shape)
+	s.strip, s.first, s.gotFirst, s.copying = strip, 0, false, true
+	s.out, s.pending = s.out[:0], s.pending[:0]
+	return s
+}
+
+// maxPooledStream bounds the buffers a pooled relay keeps.
+const maxPooledStream = 1 << 20
+
+func putStream(s *streamRelay) {
+	s.p = nil
+	if cap(s.out) > maxPooledStream || cap(s.pending) > maxPooledStream {
+		return
+	}
+	streamPool.Put(s)
+}
+
+var errNoFirstEvent = errors.New("the stream ended before its first event")
+
+// readFirst reads body until the stream's first event is complete, holding
+// what it read in s.out for the relay to send once the attempt is known
+// good. It reports what the first event was.
+func (s *streamRelay) readFirst(body io.Reader, buf []byte) (meter.Event, error) {
+	for !s.gotFirst {
+		n, err := body.Read(buf)
+		if n > 0 {
+			if ferr := s.feed(buf[:n]); ferr != nil {
+				return 0, ferr
+			}
+		}
+		if s.gotFirst {
+			break
+		}
+		if err == io.EOF {
+			return 0, errNoFirstEvent
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return s.first, nil
+}
+
+// feed reads p, one upstream read. With copying on, the bytes to send are
+// appended to s.out; otherwise p itself is what to send.
+func (s *streamRelay) feed(p []byte) error {
+	s.p, s.cut = p, 0
+	err := s.sse.Feed(p, s)
+	if s.copying {
+		s.pending = append(s.pending, p[s.cut:]...)
+	}
+	s.p = nil
+	if err != nil {
+		return fmt.Errorf("upstream stream: %w", err)
+	}
+	return nil
+}
+
+// Event meters one event and, when copying, keeps or drops its bytes.
+func (s *streamRelay) Event(data []byte) error {
+	ev := s.meter.Event(data)
+	if !s.gotFirst {
+		s.first, s.gotFirst = ev, true
+	}
+	if !s.copying {
+		return nil
+	}
+	end := s.sse.EventEnd()
+	if end < 0 { // the stream's last, unterminated event: all that is pending
+		end = len(s.p)
+	}
+	if !(s.strip && ev&meter.UsageOnly != 0) {
+		s.out = append(s.out, s.pending...)
+		s.out = append(s.out, s.p[s.cut:end]...)
+	}
+	s.pending, s.cut = s.pending[:0], end
+	return nil
+}
+
+// finish reads what the upstream left without a closing blank line.
+func (s *streamRelay) finish() {
+	s.p, s.cut = s.pending, 0
+	s.pending = s.pending[:0:0] // the event's bytes are s.p now
+	_ = s.sse.Finish(s)         // a cut-off last event is judged by Ended, below
+	if s.copying && s.cut < len(s.p) {
+		// Not an event after all (no data line): the bytes still go.
+		s.out = append(s.out, s.p[s.cut:]...)
+	}
+	s.pending, s.p = s.p[:0], nil
+}
+
+// commit is called once the checked start is taken for sending: from
+// then on reads pass as they are, unless events must be dropped.
+func (s *streamRelay) commit() {
+	if !s.strip {
+		s.out = append(s.out, s.pending...)
+		s.pending = s.pending[:0]
+		s.copying = false
+	}
+}
+
+// takeOut returns the bytes decided on and empties the buffer.
+func (s *streamRelay) takeOut() []byte {
+	out := s.out
+	s.out = s.out[:0]
+	return out
+}
+
+// relayStream sends an event stream whose start inspect checked: the
+// bytes read so far, then the rest as it arrives, flushed after every
+// read. A stream that breaks or ends without its terminal event ends for
+// the client with an error event in its dialect, and the connection is cut
+// after it, so the client's SDK raises an API error rather than taking a
+// truncated answer for a complete one.
+func (p *Proxy) relayStream(x *Exchange, a *attempt, res *record.Record) {
+	st := a.stream
+	st.commit()
+	w := &flushWriter{w: x.W}
+	w.flusher, _ = x.W.(http.Flusher)
+	upErr := st.pump(a.resp.Body, w)
+	if u := st.meter.Usage(); u.Reported {
+		res.Usage, res.UsageFrom = u, meter.SourcePassthrough
+	}
+	switch {
+	case w.err != nil:
+		res.Err = fmt.Errorf("client write: %w", w.err)
+	case st.meter.UpstreamError() != nil:
+		// The client got the upstream's error event, which ends a stream.
+		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, st.meter.UpstreamError())
+		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
+	case upErr != nil || !st.meter.Ended():
+		why := "ended without its terminal event"
+		if upErr != nil {
+			why = "broke: " + upErr.Error()
+		}
+		e := dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamStreamIncomplete,
+			"the stream from provider %q %s", a.up.Name, why)
+		_, _ = w.Write(x.Dialect.AppendStreamError(st.out[:0], x.Route, x.RequestID, e))
+		res.Cut, res.Err = true, e
+		p.Metrics.StreamFailure(a.up.Name, metrics.StreamIncomplete)
+	}
+}
+
+// pump sends what inspect read, then the rest of body, to w: each read as
+// it came, or the bytes kept of it when events are being dropped. It
+// returns the upstream's read error, if any; a write error stops it and
+// stays in w.
+func (s *streamRelay) pump(body io.Reader, w *flushWriter) error {
+	if out := s.takeOut(); len(out) > 0 {
+		if _, err := w.Write(out); err != nil {
+			return nil
+		}
+	}
+	buf := copyPool.Get().(*[32 << 10]byte)
+	defer copyPool.Put(buf)
+	for {
+		n, rerr := body.Read(buf[:])
+		if n > 0 {
+			if err := s.feed(buf[:n]); err != nil {
+				return err
+			}
+			chunk := buf[:n]
+			if s.copying {
+				chunk = s.takeOut()
+			}
+			if len(chunk) > 0 {
+				if _, err := w.Write(chunk); err != nil {
+					return nil
+				}
+			}
+		}
+		if rerr == io.EOF {
+			s.finish()
+			if out := s.takeOut(); len(out) > 0 {
+				_, _ = w.Write(out)
+			}
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
