@@ -36,12 +36,14 @@ type Reply struct {
 	// from this reply.
 	Closed chan struct{}
 	// Err is a transport failure instead of an answer: a connection that
-	// failed before the request went out, so WroteRequest is not reported,
-	// as net/http does not report it when a dial fails.
+	// failed before the request went out. The request is recorded as the
+	// gateway made it, but WroteRequest is not reported, as net/http does
+	// not report it when a dial fails.
 	Err error
 }
 
-// JSON is a reply with a JSON body; header adds name, value pairs.
+// JSON is a reply with a JSON body and its Content-Length; header adds
+// name, value pairs.
 func JSON(status int, body string, header ...string) Reply {
 	h := http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(body))}}
 	for i := 0; i+1 < len(header); i += 2 {
