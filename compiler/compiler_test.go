@@ -2,13 +2,13 @@ package compiler
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -33,15 +33,6 @@ func mustCompile(t *testing.T, dir string) *plan.Graph {
 	return g
 }
 
-func encode(t *testing.T, g *plan.Graph) []byte {
-	t.Helper()
-	b, err := json.Marshal(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestCompileIsDeterministic(t *testing.T) {
 	dirs := []string{filepath.Join("..", "policies")}
 	examples, _ := filepath.Glob(filepath.Join("..", "policies", "examples", "*", "*.cue"))
@@ -51,9 +42,9 @@ func TestCompileIsDeterministic(t *testing.T) {
 		}
 	}
 	for _, dir := range dirs {
-		first := encode(t, mustCompile(t, dir))
+		first := testkit.MarshalJSON(t, mustCompile(t, dir))
 		for i := 0; i < 3; i++ {
-			if again := encode(t, mustCompile(t, dir)); !bytes.Equal(first, again) {
+			if again := testkit.MarshalJSON(t, mustCompile(t, dir)); !bytes.Equal(first, again) {
 				t.Fatalf("%s: compile %d differs from the first", dir, i+2)
 			}
 		}
@@ -62,7 +53,7 @@ func TestCompileIsDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if other := encode(t, mustCompile(t, abs)); !bytes.Equal(first, other) {
+		if other := testkit.MarshalJSON(t, mustCompile(t, abs)); !bytes.Equal(first, other) {
 			t.Fatalf("%s: compiling it by its absolute path changes the graph", dir)
 		}
 	}

@@ -1,12 +1,12 @@
 package compiler_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // The synthetic policy is the size the issue sets for the build benchmark:
@@ -264,9 +264,8 @@ func synthKeysCUE() string {
 	var b strings.Builder
 	b.WriteString("keys: [\n")
 	for k := range synthKeys {
-		sum := sha256.Sum256(fmt.Appendf(nil, "sk-synth-%03d", k))
-		fmt.Fprintf(&b, "\t{name: %q, profile: %q, hash: \"sha256:%s\"},\n",
-			fmt.Sprintf("key-%03d", k), fmt.Sprintf("team-%02d", k%synthProfiles), hex.EncodeToString(sum[:]))
+		fmt.Fprintf(&b, "\t{name: %q, profile: %q, hash: %q},\n",
+			fmt.Sprintf("key-%03d", k), fmt.Sprintf("team-%02d", k%synthProfiles), testkit.HashKey(fmt.Sprintf("sk-synth-%03d", k)))
 	}
 	b.WriteString("]\n")
 	return b.String()

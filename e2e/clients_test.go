@@ -10,45 +10,25 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
-// openaiClient talks to the gateway as the OpenAI SDK does. SDK retries are
-// off so every attempt the tests count is the gateway's own.
+// openaiClient talks to the gateway as the OpenAI SDK does.
 func (e *env) openaiClient(key string, opts ...option.RequestOption) openai.Client {
-	return openaiClientAt(e.baseURL(), key, opts...)
-}
-
-func openaiClientAt(baseURL, key string, opts ...option.RequestOption) openai.Client {
-	base := []option.RequestOption{
-		option.WithBaseURL(baseURL),
-		option.WithAPIKey(key),
-		option.WithMaxRetries(0),
-	}
-	return openai.NewClient(append(base, opts...)...)
+	return sdkclient.OpenAI(e.baseURL(), key, opts...)
 }
 
 // anthropicClient talks to the gateway as the current Anthropic SDK does:
 // Authorization: Bearer plus anthropic-version 2026-10-21.
 func (e *env) anthropicClient(key string, opts ...aoption.RequestOption) anthropic.Client {
-	base := []aoption.RequestOption{
-		aoption.WithoutEnvironmentDefaults(),
-		aoption.WithBaseURL(e.rootURL()),
-		aoption.WithAPIKey(key),
-		aoption.WithMaxRetries(0),
-	}
-	return anthropic.NewClient(append(base, opts...)...)
+	return sdkclient.Anthropic(e.baseURL(), key, opts...)
 }
 
 // anthropicXAPIKeyClient authenticates the way older Anthropic SDKs do:
 // x-api-key with anthropic-version 2023-06-01, no Authorization header.
 func (e *env) anthropicXAPIKeyClient(key string) anthropic.Client {
-	return anthropic.NewClient(
-		aoption.WithoutEnvironmentDefaults(),
-		aoption.WithBaseURL(e.rootURL()),
-		aoption.WithHeader("X-Api-Key", key),
-		aoption.WithHeader("Anthropic-Version", "2023-06-01"),
-		aoption.WithMaxRetries(0),
-	)
+	return sdkclient.Anthropic(e.baseURL(), "",
+		aoption.WithHeader("X-Api-Key", key), aoption.WithHeader("Anthropic-Version", "2023-06-01"))
 }
 
 // wantOpenAIError checks err is the OpenAI SDK's typed error with status and

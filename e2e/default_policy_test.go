@@ -16,6 +16,8 @@ import (
 
 	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 	"github.com/pistra/pistra/runtime/server"
 )
 
@@ -40,7 +42,7 @@ var defaultPolicyEnv = map[string]string{
 // e.openai stands for fake-openai, e.anthropic for fake-anthropic.
 func startDefaultPolicy(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t, logs: &syncBuffer{}}
+	e := &env{t: t, logs: &testkit.SyncBuffer{}}
 	var openaiURL, anthropicURL string
 	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{
 		Dialect: fakeprovider.DialectOpenAI, Key: defaultPolicyEnv["PISTRA_FAKE_OPENAI_KEY"]})
@@ -221,14 +223,8 @@ func checkMessages(t *testing.T, client anthropic.Client, model string) {
 	if replyOf(got) != fakeprovider.ReplyText(prompt) {
 		t.Errorf("messages %s replied %q", model, replyOf(got))
 	}
-	stream := client.Messages.NewStreaming(context.Background(), messageParams(model))
-	var msg anthropic.Message
-	for stream.Next() {
-		if err := msg.Accumulate(stream.Current()); err != nil {
-			t.Fatalf("messages stream %s: %v", model, err)
-		}
-	}
-	if err := stream.Err(); err != nil {
+	msg, err := sdkclient.ReadMessage(client.Messages.NewStreaming(context.Background(), messageParams(model)))
+	if err != nil {
 		t.Fatalf("messages stream %s: %v", model, err)
 	}
 	if replyOf(&msg) != fakeprovider.ReplyText(prompt) {

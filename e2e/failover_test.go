@@ -11,31 +11,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
-
-// counter reads one sample of a counter from the gateway's registry.
-func (e *env) counter(name string, labels map[string]string) float64 {
-	e.t.Helper()
-	families, err := e.srv.Metrics().Registry().Gather()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if labels[lp.GetName()] != lp.GetValue() {
-					continue next
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
 
 func (e *env) setFaults(f *fakeprovider.Server, faults fakeprovider.Faults) {
 	e.t.Helper()
@@ -100,11 +77,11 @@ func TestRetryThenFailover(t *testing.T) {
 				}
 			}
 			if tt.reason != "" {
-				if got := e.counter("pistra_retry_total", map[string]string{"provider": "up-openai", "reason": tt.reason}); got != tt.retries {
+				if got := testkit.Counter(t, e.srv.Metrics().Registry(), "pistra_retry_total", map[string]string{"provider": "up-openai", "reason": tt.reason}); got != tt.retries {
 					t.Errorf("retries %v, want %v", got, tt.retries)
 				}
 				failovers := map[string]string{"from": "up-openai", "to": "backup-openai", "reason": tt.reason}
-				if got := e.counter("pistra_failover_total", failovers); got != tt.moves {
+				if got := testkit.Counter(t, e.srv.Metrics().Registry(), "pistra_failover_total", failovers); got != tt.moves {
 					t.Errorf("failovers %v, want %v", got, tt.moves)
 				}
 			}
@@ -123,8 +100,8 @@ func TestConnectFailureFailsOver(t *testing.T) {
 	if got.Choices[0].Message.Content != fakeprovider.ReplyText(prompt) || lastCall(t, e.backup).Model != "backup-mini" {
 		t.Fatalf("reply %q", got.Choices[0].Message.Content)
 	}
-	if e.counter("pistra_retry_total", map[string]string{"provider": "dead", "reason": "connect"}) != 1 ||
-		e.counter("pistra_failover_total", map[string]string{"from": "dead", "to": "backup-openai", "reason": "connect"}) != 1 {
+	if testkit.Counter(t, e.srv.Metrics().Registry(), "pistra_retry_total", map[string]string{"provider": "dead", "reason": "connect"}) != 1 ||
+		testkit.Counter(t, e.srv.Metrics().Registry(), "pistra_failover_total", map[string]string{"from": "dead", "to": "backup-openai", "reason": "connect"}) != 1 {
 		t.Errorf("retry/failover not counted")
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/runtime/plan"
+
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // keyLenient names a profile that forwards lossy requests.
@@ -125,7 +127,8 @@ func everythingParams(model string) openai.ChatCompletionNewParams {
 // downgrade reads pistra_channel_downgrade_total for one label set.
 func (e *env) downgrade(provider, channel, c, action string) float64 {
 	e.t.Helper()
-	return e.counter("pistra_channel_downgrade_total", map[string]string{"provider": provider, "channel": channel, "cap": c, "action": action})
+	return testkit.Counter(e.t, e.srv.Metrics().Registry(), "pistra_channel_downgrade_total",
+		map[string]string{"provider": provider, "channel": channel, "cap": c, "action": action})
 }
 
 // TestStrictToolsSkipCompatChannel: a strict-tools request is routed past
@@ -165,8 +168,8 @@ func TestStrictToolsSkipCompatChannel(t *testing.T) {
 // fidelityRefusal is what the tests read of error.pistra (OpenAI) or
 // error.details (Anthropic).
 type fidelityRefusal struct {
-	Used       []string        `json:"used"`
-	Candidates []wireCandidate `json:"candidates"`
+	Used       []string                `json:"used"`
+	Candidates []testkit.WireCandidate `json:"candidates"`
 }
 
 // lostBy renders a refusal as provider=lost caps, with each claim's source.
@@ -285,7 +288,7 @@ func TestRequireCapsOverridesAllow(t *testing.T) {
 		pf.Serve.Provider != "native-openai" || len(pf.AttemptOrder) != 1 {
 		t.Fatalf("preflight %d %+v", status, pf)
 	}
-	if got := pf.skipReasons(); got != "vendor/openai-compat:fidelity_loss[usage_details] relay/:not_served[]" {
+	if got := pf.SkipReasons(); got != "vendor/openai-compat:fidelity_loss[usage_details] relay/:not_served[]" {
 		t.Errorf("static skips %q", got)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -13,13 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"text/template"
 	"time"
 
 	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/server"
@@ -116,11 +114,6 @@ type policy struct {
 	Template string
 }
 
-func hashKey(k string) string {
-	d := sha256.Sum256([]byte(k))
-	return "sha256:" + hex.EncodeToString(d[:])
-}
-
 // env is one running gateway with its fake upstreams.
 type env struct {
 	t                         *testing.T
@@ -128,7 +121,7 @@ type env struct {
 	policy                    policy
 	srv                       *server.Server
 	bundlePath                string
-	logs                      *syncBuffer
+	logs                      *testkit.SyncBuffer
 	stopped                   bool
 }
 
@@ -142,7 +135,7 @@ func start(t *testing.T) *env {
 // startWith is start serving the catalog and policy tmpl instead.
 func startWith(t *testing.T, tmpl string) *env {
 	t.Helper()
-	e := &env{t: t, logs: &syncBuffer{}}
+	e := &env{t: t, logs: &testkit.SyncBuffer{}}
 	var openaiURL, backupURL, anthropicURL string
 	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretOpenAI})
 	e.backup, backupURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretBackup})
@@ -222,7 +215,7 @@ func (e *env) loadBundle() (*plan.Graph, string, error) {
 func compilePolicy(t *testing.T, p policy) *plan.Graph {
 	t.Helper()
 	dir := t.TempDir()
-	tmpl := template.Must(template.New("policy").Funcs(template.FuncMap{"hash": hashKey}).Parse(cmp.Or(p.Template, policyTemplate)))
+	tmpl := template.Must(template.New("policy").Funcs(template.FuncMap{"hash": testkit.HashKey}).Parse(cmp.Or(p.Template, policyTemplate)))
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, p); err != nil {
 		t.Fatal(err)
@@ -248,11 +241,8 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
-// baseURL is the gateway as the OpenAI SDK wants it.
+// baseURL is the gateway's /v1 URL.
 func (e *env) baseURL() string { return "http://" + e.srv.PublicAddr() + "/v1/" }
-
-// rootURL is the gateway as the Anthropic SDK wants it.
-func (e *env) rootURL() string { return "http://" + e.srv.PublicAddr() + "/" }
 
 // adminDo sends an authenticated admin request.
 func (e *env) adminDo(method, path string) *http.Response {
@@ -267,22 +257,4 @@ func (e *env) adminDo(method, path string) *http.Response {
 		e.t.Fatal(err)
 	}
 	return resp
-}
-
-// syncBuffer collects the gateway's logs from concurrent handlers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/server"
@@ -106,7 +107,7 @@ func TestReload(t *testing.T) {
 	if _, err := newClient.Chat.Completions.New(context.Background(), chatParams("fast")); err != nil {
 		t.Fatalf("the old snapshot stopped serving after a refused reload: %v", err)
 	}
-	if e.counter("pistra_reloads_total", map[string]string{"result": "refused"}) != 1 {
+	if testkit.Counter(t, e.srv.Metrics().Registry(), "pistra_reloads_total", map[string]string{"result": "refused"}) != 1 {
 		t.Errorf("refused reload not counted")
 	}
 }

@@ -12,54 +12,9 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/pistra/pistra/internal/testkit"
 )
-
-// preflightAnswer is what the tests read of a preflight answer.
-type preflightAnswer struct {
-	Performed      bool     `json:"performed"`
-	Note           string   `json:"note"`
-	Route          string   `json:"route"`
-	Profile        string   `json:"profile"`
-	Key            string   `json:"key"`
-	RequireCaps    []string `json:"require_caps"`
-	OnFidelityLoss string   `json:"on_fidelity_loss"`
-	Capabilities   struct {
-		Read bool     `json:"read"`
-		Used []string `json:"used"`
-	} `json:"capabilities"`
-	Serve        wireCandidate   `json:"serve"`
-	Lossy        bool            `json:"lossy"`
-	AttemptOrder []wireCandidate `json:"attempt_order"`
-	PassedOver   []wireCandidate `json:"passed_over"`
-	Skipped      []struct {
-		Provider string   `json:"provider"`
-		Channel  string   `json:"channel"`
-		Reason   string   `json:"reason"`
-		Missing  []string `json:"missing"`
-	} `json:"skipped"`
-}
-
-// wireCandidate is one candidate as pistra describes it on the wire, in a
-// preflight answer and in a fidelity refusal alike.
-type wireCandidate struct {
-	Provider   string   `json:"provider"`
-	Channel    string   `json:"channel"`
-	Tier       string   `json:"tier"`
-	Model      string   `json:"model"`
-	Lost       []string `json:"lost"`
-	Origin     string   `json:"origin"`
-	VerifiedAt string   `json:"verified_at"`
-	VerifiedBy string   `json:"verified_by"`
-}
-
-// skipReasons renders the static skips as provider/channel:reason[missing].
-func (a preflightAnswer) skipReasons() string {
-	var out []string
-	for _, s := range a.Skipped {
-		out = append(out, s.Provider+"/"+s.Channel+":"+s.Reason+"["+strings.Join(s.Missing, ",")+"]")
-	}
-	return strings.Join(out, " ")
-}
 
 // preflight posts body, marshalled exactly as the SDK would send it, to
 // url with the given header, and returns the status and raw answer.
@@ -87,9 +42,9 @@ func (e *env) preflight(url string, header http.Header, body any) (int, []byte) 
 	return resp.StatusCode, out
 }
 
-func decodeAnswer(t *testing.T, status int, b []byte) preflightAnswer {
+func decodeAnswer(t *testing.T, status int, b []byte) testkit.Preflight {
 	t.Helper()
-	var a preflightAnswer
+	var a testkit.Preflight
 	if status == http.StatusOK {
 		if err := json.Unmarshal(b, &a); err != nil {
 			t.Fatalf("preflight answer %s: %v", b, err)
@@ -100,7 +55,7 @@ func decodeAnswer(t *testing.T, status int, b []byte) preflightAnswer {
 
 // adminPreflight asks the admin preflight on key's behalf; route may be
 // empty for the default.
-func (e *env) adminPreflight(key, route string, body any) (int, preflightAnswer) {
+func (e *env) adminPreflight(key, route string, body any) (int, testkit.Preflight) {
 	e.t.Helper()
 	url := "http://" + e.srv.AdminAddr() + "/admin/v1/preflight?key=" + key
 	if route != "" {
@@ -191,7 +146,7 @@ func TestPreflightAnswerContent(t *testing.T) {
 	if a.Serve.Provider != "native-openai" || a.Serve.Tier != "native" || a.Serve.Origin != nativeOrigin || a.Serve.Model != "gpt-4o" {
 		t.Errorf("serve %+v", a.Serve)
 	}
-	if got := a.skipReasons(); got != "relay/:not_served[]" {
+	if got := a.SkipReasons(); got != "relay/:not_served[]" {
 		t.Errorf("static skips %q", got)
 	}
 }

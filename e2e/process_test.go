@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 // buildPistrad compiles cmd/pistrad into a temporary directory.
@@ -32,7 +34,7 @@ func buildPistrad(t *testing.T) string {
 type daemon struct {
 	cmd    *exec.Cmd
 	public string
-	logs   *syncBuffer
+	logs   *testkit.SyncBuffer
 	exited chan error
 }
 
@@ -51,7 +53,7 @@ func startDaemon(t *testing.T, bin string, env []string, args ...string) *daemon
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{cmd: cmd, logs: &syncBuffer{}, exited: make(chan error, 1)}
+	d := &daemon{cmd: cmd, logs: &testkit.SyncBuffer{}, exited: make(chan error, 1)}
 	lines := bufio.NewScanner(stderr)
 	for d.public == "" && lines.Scan() {
 		d.logs.Write(append(lines.Bytes(), '\n'))
@@ -116,7 +118,7 @@ func TestPistradProcess(t *testing.T) {
 			env = append(env, k+"="+v)
 		}
 		d := startDaemon(t, bin, append(env, "PISTRA_ADMIN_TOKEN=t"), "-bundle", e.bundlePath)
-		client := openaiClientAt("http://"+d.public+"/v1/", keyDefault)
+		client := sdkclient.OpenAI("http://"+d.public+"/v1/", keyDefault)
 		got, err := client.Chat.Completions.New(context.Background(), chatParams("fast"))
 		if err != nil || got.Choices[0].Message.Content != fakeprovider.ReplyText(prompt) {
 			t.Fatalf("chat through the daemon: %v", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // translateFailoverPolicy: "smart" is served natively by up-openai, which
@@ -89,7 +90,7 @@ func TestTranslateFailover(t *testing.T) {
 		t.Errorf("translated attempt sent %s with version %q", call.Body, call.Header.Get("Anthropic-Version"))
 	}
 	moves := map[string]string{"from": "up-openai", "to": "up-anthropic", "reason": "5xx"}
-	if got := e.counter("pistra_failover_total", moves); got != 2 {
+	if got := testkit.Counter(t, e.srv.Metrics().Registry(), "pistra_failover_total", moves); got != 2 {
 		t.Errorf("failovers %v, want 2", got)
 	}
 }

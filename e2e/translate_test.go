@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 // In the standard policy up-anthropic speaks only Anthropic and up-openai
@@ -265,14 +266,8 @@ func TestTranslateAnthropicClientStream(t *testing.T) {
 		if tools {
 			p.Tools = []anthropic.ToolUnionParam{anthropicWeatherTool()}
 		}
-		stream := client.Messages.NewStreaming(context.Background(), p)
-		var msg anthropic.Message
-		for stream.Next() {
-			if err := msg.Accumulate(stream.Current()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := stream.Err(); err != nil {
+		msg, err := sdkclient.ReadMessage(client.Messages.NewStreaming(context.Background(), p))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if msg.Model != "gpt-4o-mini" || msg.Usage.InputTokens == 0 || msg.Usage.OutputTokens == 0 {

@@ -13,18 +13,17 @@
 package golden
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/compiler/codegen"
+	"github.com/pistra/pistra/internal/testkit/goldenfile"
 )
 
 var update = flag.Bool("update", false, "rewrite errors.txt, explain.txt and routing.go.want from the current compiler")
@@ -69,7 +68,7 @@ func runCase(t *testing.T, name string) {
 		if !exists(errFile) && !*update {
 			t.Fatalf("policy refused, and the case has no errors.txt:\n%v", err)
 		}
-		compareOrUpdate(t, errFile, []byte(err.Error()+"\n"))
+		goldenfile.Check(t, errFile, []byte(err.Error()+"\n"), *update)
 		return
 	case err != nil:
 		t.Fatalf("compile failed outside the policy's errors: %v", err)
@@ -82,7 +81,7 @@ func runCase(t *testing.T, name string) {
 		ran = true
 	}
 	if f := filepath.Join(name, "explain.args"); exists(f) {
-		compareOrUpdate(t, filepath.Join(name, "explain.txt"), runExplain(t, g, f))
+		goldenfile.Check(t, filepath.Join(name, "explain.txt"), runExplain(t, g, f), *update)
 		ran = true
 	}
 	if f := filepath.Join(name, "routing.go.want"); exists(f) {
@@ -93,49 +92,12 @@ func runCase(t *testing.T, name string) {
 		if _, err := parser.ParseFile(token.NewFileSet(), "routing.go", files["routing.go"], 0); err != nil {
 			t.Fatalf("generated routing.go is not Go: %v", err)
 		}
-		compareOrUpdate(t, f, files["routing.go"])
+		goldenfile.Check(t, f, files["routing.go"], *update)
 		ran = true
 	}
 	if !ran {
 		t.Fatalf("case %s compiled but pins nothing: add decisions.json, explain.args or routing.go.want", name)
 	}
-}
-
-// compareOrUpdate checks got against the want file, or rewrites it.
-func compareOrUpdate(t *testing.T, file string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n%s", file, lineDiff(string(want), string(got)))
-	}
-}
-
-// lineDiff shows the lines that differ, enough to read a failure.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("- " + wl + "\n+ " + gl + "\n")
-		}
-	}
-	return b.String()
 }
 
 func exists(path string) bool {

@@ -127,7 +127,7 @@ func TestSchemaMatchesIRTypes(t *testing.T) {
 	if err := json.Unmarshal(schema.IRSchema, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range structsOf(reflect.TypeFor[plan.Graph]()) {
+	for _, typ := range bundletest.Structs() {
 		def, ok := doc.definition, true
 		if typ.Name() != "Graph" {
 			def, ok = doc.Defs[typ.Name()]
@@ -153,29 +153,6 @@ type definition struct {
 	Properties           map[string]json.RawMessage `json:"properties"`
 	Required             []string                   `json:"required"`
 	AdditionalProperties *bool                      `json:"additionalProperties"`
-}
-
-// structsOf lists t and every struct type reachable from its fields, except
-// those with their own JSON encoding.
-func structsOf(t reflect.Type) []reflect.Type {
-	seen := map[reflect.Type]bool{}
-	var out []reflect.Type
-	var walk func(reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Slice {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct || seen[t] {
-			return
-		}
-		seen[t] = true
-		out = append(out, t)
-		for i := range t.NumField() {
-			walk(t.Field(i).Type)
-		}
-	}
-	walk(t)
-	return out
 }
 
 // jsonFields returns t's JSON field names and those without omitempty,

@@ -1,31 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/pistra/pistra/internal/testkit"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestLogSinkBuffersThenFlushes(t *testing.T) {
-	var out lockedBuffer
+	var out testkit.SyncBuffer
 	s := newLogSink(&out, time.Hour)
 	for range 3 {
 		if _, err := s.Write([]byte("line\n")); err != nil {

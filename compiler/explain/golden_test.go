@@ -2,9 +2,10 @@ package explain
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pistra/pistra/internal/testkit/goldenfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -12,21 +13,5 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name.golden, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file; got:\n%s\nwant:\n%s", path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), []byte(got), *update)
 }

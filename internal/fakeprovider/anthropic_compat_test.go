@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 // Anthropic's OpenAI-compatible layer, spoken by the Anthropic-dialect fake
@@ -23,7 +24,7 @@ import (
 func startCompat(t *testing.T, opts ...option.RequestOption) (*fakeprovider.Server, openai.Client) {
 	t.Helper()
 	s, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, Key: testKey})
-	return s, openAIClient(base, testKey, opts...)
+	return s, sdkclient.OpenAI(base, testKey, opts...)
 }
 
 func compatParams(content string) openai.ChatCompletionNewParams {
@@ -214,7 +215,7 @@ func TestCompatErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, Key: testKey, Faults: tt.faults})
-			client := openAIClient(base, tt.key)
+			client := sdkclient.OpenAI(base, tt.key)
 			_, err := client.Chat.Completions.New(context.Background(), compatParams(question))
 			var apiErr *openai.Error
 			if !errors.As(err, &apiErr) {
@@ -230,7 +231,7 @@ func TestCompatErrors(t *testing.T) {
 			if calls := s.Requests(); len(calls) != 1 || calls[0].Path != "/v1/chat/completions" {
 				t.Errorf("recorded %+v: want the failed call", calls)
 			}
-			native := anthropicClient(base, tt.key)
+			native := sdkclient.Anthropic(base, tt.key)
 			_, err = native.Messages.New(context.Background(), messageParams(question))
 			var antErr *anthropic.Error
 			if !errors.As(err, &antErr) || antErr.StatusCode != tt.wantStatus || antErr.Type() == "" || antErr.RequestID == "" {

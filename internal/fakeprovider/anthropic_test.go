@@ -14,6 +14,7 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 func messageParams(content string) anthropic.MessageNewParams {
@@ -185,7 +186,7 @@ func TestMessagesStreamHasEventLines(t *testing.T) {
 
 func TestAnthropicErrors(t *testing.T) {
 	_, client, base := startAnthropic(t)
-	wrong := anthropicClient(base, "sk-wrong")
+	wrong := sdkclient.Anthropic(base, "sk-wrong")
 	_, err := wrong.Messages.New(context.Background(), messageParams(question))
 	var apiErr *anthropic.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Type() != "authentication_error" || apiErr.RequestID == "" {

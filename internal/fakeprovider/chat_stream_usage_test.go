@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 // TestChatStreamUsageEveryChunk: as Gemini's OpenAI-compatible endpoint
@@ -64,7 +65,7 @@ func TestChatStreamUsageWithLastChoice(t *testing.T) {
 // non-streamed usage and the chunks.
 func forEachStreamShape(t *testing.T, mode string, check func(*testing.T, openai.CompletionUsage, []openai.ChatCompletionChunk)) {
 	_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: testKey})
-	client := openAIClient(base, testKey, option.WithHeader(fakeprovider.UsageHeader, mode))
+	client := sdkclient.OpenAI(base, testKey, option.WithHeader(fakeprovider.UsageHeader, mode))
 	for _, n := range []int64{1, 2} {
 		for _, includeUsage := range []bool{false, true} {
 			t.Run(fmt.Sprintf("n=%d/include_usage=%v", n, includeUsage), func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 func TestFailFirstCallsOpenAI(t *testing.T) {
@@ -63,7 +64,7 @@ func TestCutMidStream(t *testing.T) {
 	for _, srv := range chatServers {
 		t.Run(string(srv.dialect)+" chat", func(t *testing.T) {
 			_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: srv.dialect, Key: testKey, Faults: cut})
-			client := openAIClient(base, testKey)
+			client := sdkclient.OpenAI(base, testKey)
 			stream := client.Chat.Completions.NewStreaming(context.Background(), chatParams(question))
 			chunks := 0
 			for stream.Next() {
@@ -135,7 +136,7 @@ func TestControlEndpoint(t *testing.T) {
 	if resp := post("/_fake/faults", `{"chunk_delay":"soon"}`); resp.StatusCode != 400 {
 		t.Errorf("bad duration: status %d, want 400", resp.StatusCode)
 	}
-	client := anthropicClient(base, "sk-ant-client-key-1234")
+	client := sdkclient.Anthropic(base, "sk-ant-client-key-1234")
 	_, err := client.Messages.New(context.Background(), messageParams(question))
 	var apiErr *anthropic.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 || apiErr.Type() != "api_error" {
@@ -167,7 +168,7 @@ func TestControlEndpoint(t *testing.T) {
 
 func TestRecordingIsBounded(t *testing.T) {
 	s, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, RecordLimit: 3})
-	client := openAIClient(base, "sk-client", option.WithHeader("X-Trace", "abc"))
+	client := sdkclient.OpenAI(base, "sk-client", option.WithHeader("X-Trace", "abc"))
 	for _, model := range []string{"m1", "m2", "m3", "m4", "m5"} {
 		p := chatParams(question)
 		p.Model = model

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 const question = "Is it sunny in Paris today"
@@ -115,7 +116,7 @@ var chatServers = []struct {
 func TestChatStream(t *testing.T) {
 	for _, srv := range chatServers {
 		_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: srv.dialect, Key: testKey})
-		client := openAIClient(base, testKey)
+		client := sdkclient.OpenAI(base, testKey)
 		for _, includeUsage := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/include_usage=%v", srv.dialect, includeUsage), func(t *testing.T) {
 				p := chatParams(question)

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 func TestCompletions(t *testing.T) {
@@ -277,7 +278,7 @@ func TestOpenAIModels(t *testing.T) {
 
 func TestOpenAIAuth(t *testing.T) {
 	_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: testKey})
-	client := openAIClient(base, "sk-wrong")
+	client := sdkclient.OpenAI(base, "sk-wrong")
 	_, err := client.Chat.Completions.New(context.Background(), chatParams(question))
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code != "invalid_api_key" || apiErr.Type != "invalid_request_error" {

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 // splitWay is one way to ask for split usage.
@@ -45,7 +46,7 @@ func headerOption[O any](w splitWay, withHeader func(key, value string) O) []O {
 func TestSplitUsageOpenAI(t *testing.T) {
 	for _, way := range splitWays {
 		t.Run(way.name, func(t *testing.T) {
-			client := openAIClient(way.start(t, fakeprovider.DialectOpenAI), testKey, headerOption(way, option.WithHeader)...)
+			client := sdkclient.OpenAI(way.start(t, fakeprovider.DialectOpenAI), testKey, headerOption(way, option.WithHeader)...)
 
 			resp, err := client.Chat.Completions.New(context.Background(), chatParams(question))
 			if err != nil {
@@ -104,7 +105,7 @@ func checkSplitResponsesUsage(t *testing.T, r *responses.Response) {
 func TestSplitUsageAnthropic(t *testing.T) {
 	for _, way := range splitWays {
 		t.Run(way.name, func(t *testing.T) {
-			client := anthropicClient(way.start(t, fakeprovider.DialectAnthropic), testKey, headerOption(way, aoption.WithHeader)...)
+			client := sdkclient.Anthropic(way.start(t, fakeprovider.DialectAnthropic), testKey, headerOption(way, aoption.WithHeader)...)
 			p := messageParams(question)
 			count, err := client.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{Model: p.Model, Messages: p.Messages})
 			if err != nil {
@@ -170,7 +171,7 @@ func streamMessageUsage(t *testing.T, client anthropic.Client, p anthropic.Messa
 // one restores the real APIs' behaviour, and an unknown mode is refused.
 func TestUsageModeSelection(t *testing.T) {
 	s, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: testKey, Usage: fakeprovider.Usage{Split: true}})
-	restored := openAIClient(base, testKey, option.WithHeader(fakeprovider.UsageHeader, ""))
+	restored := sdkclient.OpenAI(base, testKey, option.WithHeader(fakeprovider.UsageHeader, ""))
 	resp, err := restored.Chat.Completions.New(context.Background(), chatParams(question))
 	if err != nil {
 		t.Fatalf("chat completion: %v", err)
@@ -178,7 +179,7 @@ func TestUsageModeSelection(t *testing.T) {
 	if resp.Usage.PromptTokensDetails.CachedTokens != 0 || resp.Usage.CompletionTokensDetails.ReasoningTokens != 0 {
 		t.Errorf("usage %s: an empty header should turn the server's split off", resp.Usage.RawJSON())
 	}
-	unknown := openAIClient(base, testKey, option.WithHeader(fakeprovider.UsageHeader, "split,loud"))
+	unknown := sdkclient.OpenAI(base, testKey, option.WithHeader(fakeprovider.UsageHeader, "split,loud"))
 	_, err = unknown.Chat.Completions.New(context.Background(), chatParams(question))
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, "loud") {

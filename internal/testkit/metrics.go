@@ -9,7 +9,8 @@ import (
 )
 
 // Counter sums the samples of counter name whose labels include labels
-// (0 when there are none).
+// (0 when there are none). A label the counter lacks matches no sample, so
+// a misspelt one is not read as a wildcard.
 func Counter(t testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
@@ -21,14 +22,20 @@ func Counter(t testing.TB, reg prometheus.Gatherer, name string, labels map[stri
 		if f.GetName() != name {
 			continue
 		}
-	next:
 		for _, m := range f.GetMetric() {
+			matched := 0
 			for _, lp := range m.GetLabel() {
-				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
-					continue next
+				if v, ok := labels[lp.GetName()]; ok {
+					if v != lp.GetValue() {
+						matched = -1
+						break
+					}
+					matched++
 				}
 			}
-			sum += m.GetCounter().GetValue()
+			if matched == len(labels) {
+				sum += m.GetCounter().GetValue()
+			}
 		}
 	}
 	return sum

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/bundle/bundletest"
 	"github.com/pistra/pistra/runtime/plan"
@@ -17,12 +18,12 @@ func TestLoadRoundTrips(t *testing.T) {
 		"synthetic": bundletest.Synthetic(bundletest.Medium),
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := mustMarshal(t, g)
+			in := testkit.MarshalJSON(t, g)
 			loaded, err := bundle.Load(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out := mustMarshal(t, loaded); !bytes.Equal(in, out) {
+			if out := testkit.MarshalJSON(t, loaded); !bytes.Equal(in, out) {
 				t.Fatal("the loaded graph differs from the one written")
 			}
 		})
@@ -30,7 +31,7 @@ func TestLoadRoundTrips(t *testing.T) {
 }
 
 func TestLoadedGraphServesLookups(t *testing.T) {
-	g, err := bundle.Load(mustMarshal(t, bundletest.Maximal()))
+	g, err := bundle.Load(testkit.MarshalJSON(t, bundletest.Maximal()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,12 +55,12 @@ func TestLoadRefuses(t *testing.T) {
 	}{
 		{"not JSON", func(*testing.T) []byte { return []byte("{") }, "not JSON"},
 		{"schema violation", func(t *testing.T) []byte {
-			return bytes.Replace(mustMarshal(t, bundletest.Maximal()), []byte(`"auth":"bearer"`), []byte(`"auth":"basic"`), 1)
+			return bytes.Replace(testkit.MarshalJSON(t, bundletest.Maximal()), []byte(`"auth":"bearer"`), []byte(`"auth":"basic"`), 1)
 		}, "/providers/0/auth"},
 		{"bad reference", func(t *testing.T) []byte {
 			g := bundletest.Maximal()
 			g.Keys[1].Profile = 7
-			return mustMarshal(t, g)
+			return testkit.MarshalJSON(t, g)
 		}, "keys[1] (evals).profile: index 7 out of range (2 defined)"},
 	}
 	for _, c := range cases {
@@ -70,15 +71,6 @@ func TestLoadRefuses(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mustMarshal(t *testing.T, g *plan.Graph) []byte {
-	t.Helper()
-	b, err := json.Marshal(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func BenchmarkLoadLarge(b *testing.B) {

@@ -61,48 +61,48 @@ func (t *recordedTicket) Settle(o *admission.Outcome) {
 // the next is priced; the served one is settled; every claim is closed
 // exactly once.
 func TestAdmissionSeam(t *testing.T) {
-	ok, e503 := jsonReply(200, `{"answered":true}`), jsonReply(503, `{}`)
-	refused := canned{err: errors.New("dial tcp: connection refused")}
+	ok, e503 := testkit.JSON(200, `{"answered":true}`), testkit.JSON(503, `{}`)
+	refused := testkit.Reply{Err: errors.New("dial tcp: connection refused")}
 	a := plan.Candidate{Provider: 0, Model: "a-model", Primary: true, Origin: "native"}
 	b := plan.Candidate{Provider: 1, Model: "b-model", Origin: "native"}
 	tests := []struct {
 		name    string
 		refuse  map[int]bool
-		a, b    []canned
+		a, b    []testkit.Reply
 		status  int
 		aN, bN  int
 		log     []string
 		skipped float64
 	}{
-		{"served by the first", nil, []canned{ok}, []canned{ok}, 200, 1, 0,
+		{"served by the first", nil, []testkit.Reply{ok}, []testkit.Reply{ok}, 200, 1, 0,
 			[]string{"admit a-model", "settle a-model 200 complete=true"}, 0},
-		{"retries ride one admission", nil, []canned{e503, ok}, []canned{ok}, 200, 2, 0,
+		{"retries ride one admission", nil, []testkit.Reply{e503, ok}, []testkit.Reply{ok}, 200, 2, 0,
 			[]string{"admit a-model", "settle a-model 200 complete=true"}, 0},
-		{"failover moves the claim", nil, []canned{e503}, []canned{ok}, 200, 2, 1,
+		{"failover moves the claim", nil, []testkit.Reply{e503}, []testkit.Reply{ok}, 200, 2, 1,
 			[]string{"admit a-model", "release a-model", "admit b-model", "settle b-model 200 complete=true"}, 0},
-		{"refused primary passed over untried", map[int]bool{0: true}, []canned{ok}, []canned{ok}, 200, 0, 1,
+		{"refused primary passed over untried", map[int]bool{0: true}, []testkit.Reply{ok}, []testkit.Reply{ok}, 200, 0, 1,
 			[]string{"refuse a-model", "admit b-model", "settle b-model 200 complete=true"}, 1},
-		{"refused failover: the primary's failure is the answer", map[int]bool{1: true}, []canned{e503}, []canned{ok}, 503, 2, 0,
+		{"refused failover: the primary's failure is the answer", map[int]bool{1: true}, []testkit.Reply{e503}, []testkit.Reply{ok}, 503, 2, 0,
 			[]string{"admit a-model", "release a-model", "refuse b-model"}, 1},
-		{"nothing admitted: the refusal is the answer", map[int]bool{0: true, 1: true}, []canned{ok}, []canned{ok}, 429, 0, 0,
+		{"nothing admitted: the refusal is the answer", map[int]bool{0: true, 1: true}, []testkit.Reply{ok}, []testkit.Reply{ok}, 429, 0, 0,
 			[]string{"refuse a-model", "refuse b-model"}, 2},
-		{"nothing reached: released", nil, []canned{refused}, []canned{refused}, 502, 2, 1,
+		{"nothing reached: released", nil, []testkit.Reply{refused}, []testkit.Reply{refused}, 502, 2, 1,
 			[]string{"admit a-model", "release a-model", "admit b-model", "release b-model"}, 0},
-		{"upstream error relayed: settled on it", nil, []canned{e503}, []canned{e503}, 503, 2, 1,
+		{"upstream error relayed: settled on it", nil, []testkit.Reply{e503}, []testkit.Reply{e503}, 503, 2, 1,
 			[]string{"admit a-model", "release a-model", "admit b-model", "settle b-model 503 complete=false"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &recordingGate{refuse: tt.refuse}
 			m := metrics.New()
-			up := newCanned(map[string][]canned{"a.test": tt.a, "b.test": tt.b})
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": tt.a, "b.test": tt.b})
 			res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`,
 				cands: []plan.Candidate{a, b}, providers: testProviders(), gate: g, metrics: m,
 				profile: 3, key: 5}.serve(t, up)
 			if rec.Code != tt.status || res.Status != tt.status {
 				t.Fatalf("status %d (result %d), want %d: %s", rec.Code, res.Status, tt.status, rec.Body)
 			}
-			if n, nb := len(up.calls["a.test"]), len(up.calls["b.test"]); n != tt.aN || nb != tt.bN {
+			if n, nb := len(up.Calls("a.test")), len(up.Calls("b.test")); n != tt.aN || nb != tt.bN {
 				t.Errorf("calls a=%d b=%d, want %d %d", n, nb, tt.aN, tt.bN)
 			}
 			if !slices.Equal(g.log, tt.log) {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -32,23 +33,23 @@ var (
 // to the next provider, whose answer the client gets.
 func TestBrokenAnswersFailOver(t *testing.T) {
 	const whole = `{"id":"c1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`
-	cut := canned{status: 200, header: map[string]string{"Content-Type": "application/json"},
-		parts: []string{whole[:20]}, readErr: errors.New("unexpected EOF")}
-	notJSON := canned{status: 200, header: map[string]string{"Content-Type": "application/json"}, parts: []string{whole[:40]}}
-	errorFirst := sseReply([]string{`data: {"error":{"message":"overloaded","type":"server_error"}}` + "\n\n"})
-	emptyStream := sseReply(nil)
-	breaksEarly := canned{status: 200, header: map[string]string{"Content-Type": "text/event-stream"},
-		parts: []string{`data: {"id":"x",`}, readErr: errors.New("connection reset")}
-	for name, bad := range map[string]canned{
+	cut := testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Parts: []string{whole[:20]}, ReadErr: errors.New("unexpected EOF")}
+	notJSON := testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Parts: []string{whole[:40]}}
+	errorFirst := testkit.SSE(`data: {"error":{"message":"overloaded","type":"server_error"}}` + "\n\n")
+	emptyStream := testkit.SSE()
+	breaksEarly := testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Parts: []string{`data: {"id":"x",`}, ReadErr: errors.New("connection reset")}
+	for name, bad := range map[string]testkit.Reply{
 		"non-stream body cut": cut, "not a JSON document": notJSON, "stream opens with an error": errorFirst,
 		"stream without events": emptyStream, "stream breaks before its first event": breaksEarly,
 	} {
 		t.Run(name, func(t *testing.T) {
 			body := `{"model":"public","messages":[]}`
-			if bad.header["Content-Type"] == "text/event-stream" {
+			if bad.Header.Get("Content-Type") == "text/event-stream" {
 				body = `{"model":"public","stream":true,"messages":[]}`
 			}
-			up := newCanned(map[string][]canned{"a.test": {bad}, "b.test": {jsonReply(200, whole)}})
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": {bad}, "b.test": {testkit.JSON(200, whole)}})
 			res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{a0, b1},
 				providers: testProviders()}.serve(t, up)
 			if w.Code != 200 || res.Provider != "b" || res.Cut || res.Err != nil {
@@ -57,7 +58,7 @@ func TestBrokenAnswersFailOver(t *testing.T) {
 			if w.Body.String() != whole {
 				t.Errorf("client got %q", w.Body)
 			}
-			if n := len(up.calls["a.test"]); n != 2 {
+			if n := len(up.Calls("a.test")); n != 2 {
 				t.Errorf("a called %d times, want 2 (a retry, then failover)", n)
 			}
 			if !res.Failover || w.Header().Get(record.HeaderFailover) != "true" || w.Header().Get(record.HeaderAttempt) != "3" ||
@@ -74,9 +75,9 @@ func TestBrokenAnswersFailOver(t *testing.T) {
 // TestBrokenAnswerWithNowhereToGo: the last candidate's broken answer is
 // the gateway's own 502, never an empty reply or a truncated body.
 func TestBrokenAnswerWithNowhereToGo(t *testing.T) {
-	cut := canned{status: 200, header: map[string]string{"Content-Type": "application/json"},
-		parts: []string{`{"id":"c1","choi`}, readErr: errors.New("unexpected EOF")}
-	up := newCanned(map[string][]canned{"b.test": {cut}})
+	cut := testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Parts: []string{`{"id":"c1","choi`}, ReadErr: errors.New("unexpected EOF")}
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {cut}})
 	res, w := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{b1},
 		providers: testProviders()}.serve(t, up)
 	if w.Code != 502 || res.Code != dialect.CodeUpstreamInvalidResponse || !strings.Contains(w.Body.String(), "upstream_invalid_response") {
@@ -95,23 +96,23 @@ func TestStreamWithoutItsEnd(t *testing.T) {
 		route     plan.Route
 		body      string
 		cand      plan.Candidate
-		reply     canned
+		reply     testkit.Reply
 		wantFrame string
 		wantInput uint64
 	}{
 		{"chat ends without [DONE]", plan.RouteChatCompletions, `{"model":"gpt-x","stream":true,"messages":[]}`, oaiSame,
-			sseReply(oaiChunks[:5]), `data: {"error":{"message":`, 9},
+			testkit.SSE(oaiChunks[:5]...), `data: {"error":{"message":`, 9},
 		{"chat breaks", plan.RouteChatCompletions, `{"model":"gpt-x","stream":true,"messages":[]}`, oaiSame,
-			canned{status: 200, header: map[string]string{"Content-Type": "text/event-stream"}, parts: oaiChunks[:2],
-				readErr: errors.New("connection reset")}, `"code":"upstream_stream_incomplete"`, 0},
+			testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Parts: oaiChunks[:2],
+				ReadErr: errors.New("connection reset")}, `"code":"upstream_stream_incomplete"`, 0},
 		{"messages ends without message_stop", plan.RouteMessages, antClientBody, antSame,
-			sseReply(antStart), "event: error\ndata: {\"type\":\"error\"", 10},
+			testkit.SSE(antStart...), "event: error\ndata: {\"type\":\"error\"", 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := metrics.New()
 			host := map[plan.Route]string{plan.RouteChatCompletions: "oai.test", plan.RouteMessages: "ant.test"}[tt.route]
-			up := newCanned(map[string][]canned{host: {tt.reply}})
+			up := testkit.NewUpstream(map[string][]testkit.Reply{host: {tt.reply}})
 			res, w := call{route: tt.route, body: tt.body, cands: []plan.Candidate{tt.cand}, metrics: m}.serve(t, up)
 			if w.Code != 200 || !res.Cut || res.Err == nil {
 				t.Fatalf("status %d cut %v err %v", w.Code, res.Cut, res.Err)
@@ -135,7 +136,7 @@ func TestStreamWithoutItsEnd(t *testing.T) {
 func TestUpstreamErrorInsideAStream(t *testing.T) {
 	m := metrics.New()
 	errEvent := "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
-	up := newCanned(map[string][]canned{"ant.test": {sseReply(append(append([]string{}, antEvents[:3]...), errEvent))}})
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.SSE(append(append([]string{}, antEvents[:3]...), errEvent)...)}})
 	res, w := call{route: plan.RouteMessages, body: antClientBody, cands: []plan.Candidate{antSame}, metrics: m}.serve(t, up)
 	if w.Code != 200 || res.Err == nil || !strings.Contains(res.Err.Error(), "Overloaded") {
 		t.Fatalf("status %d err %v", w.Code, res.Err)
@@ -169,7 +170,7 @@ func TestUsageAskedOnTheClientsBehalf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, stride := range []int{1, 7, 1 << 20} {
-				up := newCanned(map[string][]canned{tt.host: {sseReply(splitEvery(strings.Join(oaiStream, ""), stride))}})
+				up := testkit.NewUpstream(map[string][]testkit.Reply{tt.host: {testkit.SSE(splitEvery(strings.Join(oaiStream, ""), stride)...)}})
 				res, w := call{route: plan.RouteChatCompletions, body: tt.body, cands: []plan.Candidate{tt.cand}}.serve(t, up)
 				if w.Code != 200 || res.Err != nil || res.Cut {
 					t.Fatalf("stride %d: status %d err %v", stride, w.Code, res.Err)
@@ -177,7 +178,7 @@ func TestUsageAskedOnTheClientsBehalf(t *testing.T) {
 				if got := w.Body.String(); got != tt.want {
 					t.Fatalf("stride %d: client got\n%s\nwant\n%s", stride, got, tt.want)
 				}
-				sent := up.calls[tt.host][0].body
+				sent := up.Calls(tt.host)[0].Body
 				if asked := strings.Contains(sent, `"include_usage":true`); asked != tt.wantAsked {
 					t.Errorf("upstream body %s: asked %v, want %v", sent, asked, tt.wantAsked)
 				}

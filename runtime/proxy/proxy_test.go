@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
@@ -26,9 +27,9 @@ func testProviders() []plan.Provider {
 }
 
 func TestServeAttemptLoop(t *testing.T) {
-	answer := func(status int) canned { return jsonReply(status, `{"answered":true}`) }
+	answer := func(status int) testkit.Reply { return testkit.JSON(status, `{"answered":true}`) }
 	ok, e503, e429, e400 := answer(200), answer(503), answer(429), answer(400)
-	refused := canned{err: errors.New("dial tcp: connection refused")}
+	refused := testkit.Reply{Err: errors.New("dial tcp: connection refused")}
 	a := plan.Candidate{Provider: 0, Model: "a-model", Primary: true, Origin: "native"}
 	b := plan.Candidate{Provider: 1, Model: "b-model", Origin: "native"}
 	pool := plan.Candidate{Provider: 2, Model: "p-model", Primary: true}
@@ -36,45 +37,45 @@ func TestServeAttemptLoop(t *testing.T) {
 	tests := []struct {
 		name       string
 		cands      []plan.Candidate
-		a, b       []canned
+		a, b       []testkit.Reply
 		status     int
 		code       dialect.Code
 		served     string
 		aN, bN     int
 		wantBModel bool
 	}{
-		{"first answer", []plan.Candidate{a, b}, []canned{ok}, []canned{ok}, 200, "", "a", 1, 0, false},
-		{"retry absorbs a 5xx", []plan.Candidate{a, b}, []canned{e503, ok}, []canned{ok}, 200, "", "a", 2, 0, false},
-		{"retries then failover", []plan.Candidate{a, b}, []canned{e503}, []canned{ok}, 200, "", "b", 2, 1, true},
-		{"429 not in failover.on stays", []plan.Candidate{a, b}, []canned{e429}, []canned{ok}, 429, "", "a", 2, 0, false},
-		{"4xx relayed at once", []plan.Candidate{a, b}, []canned{e400}, []canned{ok}, 400, "", "a", 1, 0, false},
-		{"connect retried", []plan.Candidate{a, b}, []canned{refused, ok}, []canned{ok}, 200, "", "a", 2, 0, false},
-		{"last upstream error relayed", []plan.Candidate{a, b}, []canned{e503}, []canned{e503}, 503, "", "b", 2, 1, true},
-		{"nothing reachable", []plan.Candidate{a, b}, []canned{refused}, []canned{refused}, 502, dialect.CodeUpstreamUnreachable, metrics.NoProvider, 2, 1, true},
-		{"x-should-retry false skips the retry", []plan.Candidate{a, b}, []canned{jsonReply(503, `{}`, "X-Should-Retry", "false")}, []canned{ok}, 200, "", "b", 1, 1, true},
-		{"pool passed over", []plan.Candidate{pool, b}, []canned{ok}, []canned{ok}, 200, "", "b", 0, 1, true},
-		{"translation for another route passed over", []plan.Candidate{translated}, []canned{ok}, []canned{ok}, 501, dialect.CodeUnsupportedCandidate, metrics.NoProvider, 0, 0, false},
+		{"first answer", []plan.Candidate{a, b}, []testkit.Reply{ok}, []testkit.Reply{ok}, 200, "", "a", 1, 0, false},
+		{"retry absorbs a 5xx", []plan.Candidate{a, b}, []testkit.Reply{e503, ok}, []testkit.Reply{ok}, 200, "", "a", 2, 0, false},
+		{"retries then failover", []plan.Candidate{a, b}, []testkit.Reply{e503}, []testkit.Reply{ok}, 200, "", "b", 2, 1, true},
+		{"429 not in failover.on stays", []plan.Candidate{a, b}, []testkit.Reply{e429}, []testkit.Reply{ok}, 429, "", "a", 2, 0, false},
+		{"4xx relayed at once", []plan.Candidate{a, b}, []testkit.Reply{e400}, []testkit.Reply{ok}, 400, "", "a", 1, 0, false},
+		{"connect retried", []plan.Candidate{a, b}, []testkit.Reply{refused, ok}, []testkit.Reply{ok}, 200, "", "a", 2, 0, false},
+		{"last upstream error relayed", []plan.Candidate{a, b}, []testkit.Reply{e503}, []testkit.Reply{e503}, 503, "", "b", 2, 1, true},
+		{"nothing reachable", []plan.Candidate{a, b}, []testkit.Reply{refused}, []testkit.Reply{refused}, 502, dialect.CodeUpstreamUnreachable, metrics.NoProvider, 2, 1, true},
+		{"x-should-retry false skips the retry", []plan.Candidate{a, b}, []testkit.Reply{testkit.JSON(503, `{}`, "X-Should-Retry", "false")}, []testkit.Reply{ok}, 200, "", "b", 1, 1, true},
+		{"pool passed over", []plan.Candidate{pool, b}, []testkit.Reply{ok}, []testkit.Reply{ok}, 200, "", "b", 0, 1, true},
+		{"translation for another route passed over", []plan.Candidate{translated}, []testkit.Reply{ok}, []testkit.Reply{ok}, 501, dialect.CodeUnsupportedCandidate, metrics.NoProvider, 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newCanned(map[string][]canned{"a.test": tt.a, "b.test": tt.b})
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": tt.a, "b.test": tt.b})
 			res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: tt.cands,
 				providers: testProviders()}.serve(t, up)
 			if rec.Code != tt.status || res.Status != tt.status || res.Code != tt.code || res.ProviderLabel() != tt.served {
 				t.Fatalf("got %d (result %d %q by %q), want %d %q by %q: %s", rec.Code, res.Status, res.Code, res.Provider,
 					tt.status, tt.code, tt.served, rec.Body)
 			}
-			a, b := up.calls["a.test"], up.calls["b.test"]
+			a, b := up.Calls("a.test"), up.Calls("b.test")
 			if len(a) != tt.aN || len(b) != tt.bN || res.Attempts != tt.aN+tt.bN {
 				t.Fatalf("calls a=%d b=%d attempts=%d, want %d %d", len(a), len(b), res.Attempts, tt.aN, tt.bN)
 			}
 			for _, c := range a {
-				if c.body != `{"model":"a-model","messages":[]}` {
-					t.Errorf("a got %s", c.body)
+				if c.Body != `{"model":"a-model","messages":[]}` {
+					t.Errorf("a got %s", c.Body)
 				}
 			}
-			if tt.wantBModel && b[0].body != `{"model":"b-model","messages":[]}` {
-				t.Errorf("b got %s", b[0].body)
+			if tt.wantBModel && b[0].Body != `{"model":"b-model","messages":[]}` {
+				t.Errorf("b got %s", b[0].Body)
 			}
 			if res.Served != nil && rec.Header().Get(record.HeaderProvider) != res.Provider {
 				t.Errorf("provider header %q", rec.Header().Get(record.HeaderProvider))
@@ -132,12 +133,12 @@ func TestPassthroughVersionHeaders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newCanned(map[string][]canned{"ant26.test": {jsonReply(200, `{"id":"msg_1"}`)}})
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"ant26.test": {testkit.JSON(200, `{"id":"msg_1"}`)}})
 			res, _ := call{route: plan.RouteMessages, body: body, header: tt.client, cands: []plan.Candidate{ant26Same}}.serve(t, up)
 			if res.Status != 200 {
 				t.Fatalf("status %d: %v", res.Status, res.Err)
 			}
-			h := up.calls["ant26.test"][0].header
+			h := up.Calls("ant26.test")[0].Header
 			if got := h.Values("Anthropic-Version"); len(got) != 1 || got[0] != tt.version {
 				t.Errorf("anthropic-version %v, want %s", got, tt.version)
 			}
@@ -159,7 +160,7 @@ func TestRelayedResponseHeaders(t *testing.T) {
 	}
 	private := []string{"Set-Cookie", "session=upstream", "Server", "upstream/1.0", "Via", "1.1 edge", "Alt-Svc", `h3=":443"`}
 	for _, status := range []int{200, 400} {
-		up := newCanned(map[string][]canned{"oai.test": {jsonReply(status, `{"id":"c1"}`, append(sdkHeaders, private...)...)}})
+		up := testkit.NewUpstream(map[string][]testkit.Reply{"oai.test": {testkit.JSON(status, `{"id":"c1"}`, append(sdkHeaders, private...)...)}})
 		res, w := call{route: plan.RouteChatCompletions, body: `{"model":"gpt-x","messages":[]}`, cands: []plan.Candidate{oaiSame}}.serve(t, up)
 		if res.Status != status {
 			t.Fatalf("status %d, want %d", res.Status, status)

@@ -2,12 +2,12 @@ package proxy
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httptrace"
+	"slices"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/dialect/openai"
 	"github.com/pistra/pistra/runtime/metrics"
@@ -16,48 +16,11 @@ import (
 	"github.com/pistra/pistra/runtime/upstream"
 )
 
-var sseEvent = []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n")
-
-// eventBody hands out one SSE event per Read, as a chunked upstream does.
-type eventBody struct{ left int }
-
-func (b *eventBody) Read(p []byte) (int, error) {
-	if b.left == 0 {
-		return 0, io.EOF
-	}
-	b.left--
-	return copy(p, sseEvent), nil
-}
-
-func (b *eventBody) Close() error { return nil }
-
-// streamUpstream answers every request with an event stream of n events,
-// reusing its response objects so the benchmark counts the gateway's
-// allocations, not the fake's.
-type streamUpstream struct {
-	n    int
-	body eventBody
-	resp http.Response
-}
-
-func (s *streamUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	consumeBody(r)
-	s.body.left = s.n
-	s.resp = http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
-		Body: &s.body, ContentLength: -1}
-	return &s.resp, nil
-}
-
-// consumeBody reads and closes a request body and reports the write done,
-// as net/http's transport does.
-func consumeBody(r *http.Request) []byte {
-	b, _ := io.ReadAll(r.Body)
-	r.Body.Close()
-	if t := httptrace.ContextClientTrace(r.Context()); t != nil && t.WroteRequest != nil {
-		t.WroteRequest(httptrace.WroteRequestInfo{})
-	}
-	return b
-}
+// sseEvent is one chat chunk; sseDone ends the stream.
+const (
+	sseEvent = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}` + "\n\n"
+	sseDone  = "data: [DONE]\n\n"
+)
 
 // flushRecorder is a ResponseWriter that discards the body and counts flushes.
 type flushRecorder struct {
@@ -77,7 +40,10 @@ func (w *flushRecorder) Flush()                      { w.flushes++ }
 func BenchmarkRelayStream(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
-			up := &streamUpstream{n: n}
+			// n events, one per Read, as a chunked upstream sends them, then
+			// the terminal event without which the relay reports the stream cut.
+			events := testkit.SSE(append(slices.Repeat([]string{sseEvent}, n), sseDone)...)
+			up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {events}}).Unrecorded()
 			provs := testProviders()[:1]
 			provs[0].TimeoutMS = 30_000
 			ups, err := upstream.Resolve(&plan.Graph{Providers: provs}, func(string) (string, bool) { return "", false })
@@ -91,7 +57,7 @@ func BenchmarkRelayStream(b *testing.B) {
 			order := []int{0}
 			var res record.Record // reused, as the server reuses its pooled exchanges
 			b.ReportAllocs()
-			b.SetBytes(int64(n * len(sseEvent)))
+			b.SetBytes(int64(n*len(sseEvent) + len(sseDone)))
 			for b.Loop() {
 				raw := GetBuffer()
 				*raw = append(*raw, `{"model":"fast","stream":true,"messages":[{"role":"user","content":"hi"}]}`...)

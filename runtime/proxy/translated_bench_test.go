@@ -2,13 +2,14 @@ package proxy
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
 	"github.com/pistra/pistra/runtime/dialect/openai"
@@ -18,54 +19,13 @@ import (
 	"github.com/pistra/pistra/runtime/upstream"
 )
 
-// replayBody hands out head, then mid n times, then tail, one frame per
-// Read, without allocating.
-type replayBody struct {
-	head, tail [][]byte
-	mid        []byte
-	n, pos     int
-}
-
-func (b *replayBody) Read(p []byte) (int, error) {
-	var frame []byte
-	switch i := b.pos; {
-	case i < len(b.head):
-		frame = b.head[i]
-	case i < len(b.head)+b.n:
-		frame = b.mid
-	case i < len(b.head)+b.n+len(b.tail):
-		frame = b.tail[i-len(b.head)-b.n]
-	default:
-		return 0, io.EOF
-	}
-	b.pos++
-	return copy(p, frame), nil
-}
-
-func (b *replayBody) Close() error { return nil }
-
-// replayUpstream answers every request with the same body, reusing its
-// response objects so a benchmark counts the gateway's allocations only.
-type replayUpstream struct {
-	body   replayBody
-	header http.Header
-	resp   http.Response
-}
-
-func (u *replayUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	consumeBody(r)
-	u.body.pos = 0
-	u.resp = http.Response{StatusCode: 200, Header: u.header, Body: &u.body, ContentLength: -1}
-	return &u.resp, nil
-}
-
 // benchCase is one way of serving a request: passthrough or a pair.
 type benchCase struct {
 	name   string
 	route  plan.Route
 	cand   plan.Candidate
 	client []byte
-	up     replayUpstream
+	reply  testkit.Reply
 }
 
 func (c *benchCase) run(b *testing.B, frames int) {
@@ -77,7 +37,8 @@ func (c *benchCase) run(b *testing.B, frames int) {
 	if c.route == plan.RouteMessages {
 		d = anthropic.Dialect{}
 	}
-	p := &Proxy{Transport: &c.up, Metrics: metrics.New()}
+	up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {c.reply}}).Unrecorded()
+	p := &Proxy{Transport: up, Metrics: metrics.New()}
 	cands := []plan.Candidate{c.cand}
 	client := httptest.NewRequest("POST", "/v1/x", nil)
 	w := &flushRecorder{h: http.Header{}}
@@ -112,8 +73,15 @@ func readTestdata(b *testing.B, path string) []byte {
 	return data
 }
 
-func jsonUpstream(body []byte) replayUpstream {
-	return replayUpstream{body: replayBody{head: [][]byte{body}}, header: http.Header{"Content-Type": {"application/json"}}}
+// jsonAnswer is a 200 JSON answer without a Content-Length, so the
+// passthrough relay streams it as it would a chunked one.
+func jsonAnswer(body []byte) testkit.Reply {
+	return testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Parts: []string{string(body)}}
+}
+
+// stream is a 200 event stream of head, mid n times, then tail.
+func stream(head []string, mid string, tail []string, n int) testkit.Reply {
+	return testkit.SSE(slices.Concat(head, slices.Repeat([]string{mid}, n), tail)...)
 }
 
 // BenchmarkTranslatedRequest is one non-stream request with tools and
@@ -125,9 +93,9 @@ func BenchmarkTranslatedRequest(b *testing.B) {
 	oaiResp := readTestdata(b, "anthropic_openai/response/tool_calls")
 	antResp := readTestdata(b, "openai_anthropic/response/tool_use_thinking")
 	cases := []benchCase{
-		{name: "passthrough", route: plan.RouteChatCompletions, cand: oaiSame, client: oaiReq, up: jsonUpstream(oaiResp)},
-		{name: "openai_anthropic", route: plan.RouteChatCompletions, cand: toAnt, client: oaiReq, up: jsonUpstream(antResp)},
-		{name: "anthropic_openai", route: plan.RouteMessages, cand: toOAI, client: antReq, up: jsonUpstream(oaiResp)},
+		{name: "passthrough", route: plan.RouteChatCompletions, cand: oaiSame, client: oaiReq, reply: jsonAnswer(oaiResp)},
+		{name: "openai_anthropic", route: plan.RouteChatCompletions, cand: toAnt, client: oaiReq, reply: jsonAnswer(antResp)},
+		{name: "anthropic_openai", route: plan.RouteMessages, cand: toOAI, client: antReq, reply: jsonAnswer(oaiResp)},
 	}
 	for i := range cases {
 		b.Run(cases[i].name, func(b *testing.B) { cases[i].run(b, 0) })
@@ -138,22 +106,21 @@ func BenchmarkTranslatedRequest(b *testing.B) {
 // per-chunk cost is the slope between n=10 and n=1000; allocs/op stays put
 // across n because no path allocates per chunk.
 func BenchmarkTranslatedStream(b *testing.B) {
-	sseHeader := http.Header{"Content-Type": {"text/event-stream"}}
-	oai := func(s string) []byte { return []byte("data: " + s + "\n\n") }
-	ant := func(event, s string) []byte { return []byte("event: " + event + "\ndata: " + s + "\n\n") }
-	oaiHead := [][]byte{oai(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}`)}
+	oai := func(s string) string { return "data: " + s + "\n\n" }
+	ant := func(event, s string) string { return "event: " + event + "\ndata: " + s + "\n\n" }
+	oaiHead := []string{oai(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}`)}
 	oaiMid := oai(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}],"usage":null}`)
-	oaiTail := [][]byte{
+	oaiTail := []string{
 		oai(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`),
 		oai(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`),
-		[]byte("data: [DONE]\n\n"),
+		"data: [DONE]\n\n",
 	}
-	antHead := [][]byte{
+	antHead := []string{
 		ant("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":9,"output_tokens":1}}}`),
 		ant("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
 	}
 	antMid := ant("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" word"}}`)
-	antTail := [][]byte{
+	antTail := []string{
 		ant("content_block_stop", `{"type":"content_block_stop","index":0}`),
 		ant("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}`),
 		ant("message_stop", `{"type":"message_stop"}`),
@@ -163,11 +130,11 @@ func BenchmarkTranslatedStream(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		cases := []benchCase{
 			{name: "passthrough", route: plan.RouteChatCompletions, cand: oaiSame, client: oaiClient,
-				up: replayUpstream{body: replayBody{head: oaiHead, mid: oaiMid, tail: oaiTail, n: n}, header: sseHeader}},
+				reply: stream(oaiHead, oaiMid, oaiTail, n)},
 			{name: "openai_anthropic", route: plan.RouteChatCompletions, cand: toAnt, client: oaiClient,
-				up: replayUpstream{body: replayBody{head: antHead, mid: antMid, tail: antTail, n: n}, header: sseHeader}},
+				reply: stream(antHead, antMid, antTail, n)},
 			{name: "anthropic_openai", route: plan.RouteMessages, cand: toOAI, client: antClient,
-				up: replayUpstream{body: replayBody{head: oaiHead, mid: oaiMid, tail: oaiTail, n: n}, header: sseHeader}},
+				reply: stream(oaiHead, oaiMid, oaiTail, n)},
 		}
 		for i := range cases {
 			b.Run(fmt.Sprintf("%s/chunks=%d", cases[i].name, n), func(b *testing.B) { cases[i].run(b, n) })

@@ -1,14 +1,11 @@
 package proxy
 
 import (
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/dialect/anthropic"
@@ -18,76 +15,6 @@ import (
 	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/upstream"
 )
-
-// canned is one upstream answer. parts are handed out one per Read; a
-// non-nil readErr follows the last part instead of io.EOF. A non-nil err
-// is a transport failure instead of an answer.
-type canned struct {
-	status  int
-	header  map[string]string
-	parts   []string
-	readErr error
-	err     error
-}
-
-type partsBody struct {
-	parts []string
-	err   error
-}
-
-func (b *partsBody) Read(p []byte) (int, error) {
-	if len(b.parts) == 0 {
-		if b.err != nil {
-			return 0, b.err
-		}
-		return 0, io.EOF
-	}
-	n := copy(p, b.parts[0])
-	if b.parts[0] = b.parts[0][n:]; b.parts[0] == "" {
-		b.parts = b.parts[1:]
-	}
-	return n, nil
-}
-
-func (b *partsBody) Close() error { return nil }
-
-// recordedCall is one upstream request as the in-memory upstream saw it.
-type recordedCall struct {
-	path   string
-	header http.Header
-	body   string
-}
-
-// cannedUpstream is the tests' in-memory upstream: it answers each host's
-// requests with its canned replies in turn, repeating the last, and records
-// every request.
-type cannedUpstream struct {
-	mu      sync.Mutex
-	replies map[string][]canned
-	calls   map[string][]recordedCall
-}
-
-func (u *cannedUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	body := consumeBody(r)
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	host := r.URL.Host
-	u.calls[host] = append(u.calls[host], recordedCall{path: r.URL.Path, header: r.Header, body: string(body)})
-	rs := u.replies[host]
-	rep := rs[0]
-	if len(rs) > 1 {
-		u.replies[host] = rs[1:]
-	}
-	if rep.err != nil {
-		return nil, rep.err
-	}
-	h := http.Header{}
-	for k, v := range rep.header {
-		h.Set(k, v)
-	}
-	return &http.Response{StatusCode: rep.status, Status: http.StatusText(rep.status), Header: h, ContentLength: -1,
-		Body: &partsBody{parts: append([]string(nil), rep.parts...), err: rep.readErr}, Request: r}, nil
-}
 
 const (
 	antSecret = "ant-secret"
@@ -132,7 +59,7 @@ type flushCounter struct {
 
 func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
 
-// call is one client request served by the proxy against a canned upstream.
+// call is one client request served by the proxy against an in-memory upstream.
 type call struct {
 	route  plan.Route
 	body   string
@@ -148,7 +75,7 @@ type call struct {
 	profile, key int
 }
 
-func (c call) serve(t *testing.T, up *cannedUpstream) (record.Record, *flushCounter) {
+func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCounter) {
 	t.Helper()
 	provs := c.providers
 	if provs == nil {
@@ -195,10 +122,6 @@ func (c call) serve(t *testing.T, up *cannedUpstream) (record.Record, *flushCoun
 	return rec, w
 }
 
-func newCanned(replies map[string][]canned) *cannedUpstream {
-	return &cannedUpstream{replies: replies, calls: map[string][]recordedCall{}}
-}
-
 const (
 	antMessage = `{"id":"msg_1","type":"message","role":"assistant","model":"claude-x-20250101","content":[{"type":"text","text":"Hi"},` +
 		`{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":1}}],"stop_reason":"tool_use","stop_sequence":null,` +
@@ -229,16 +152,4 @@ var oaiChunks = []string{
 	`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}` + "\n\n",
 	`data: {"id":"chatcmpl-2","object":"chat.completion.chunk","created":1,"model":"gpt-x","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}` + "\n\n",
 	"data: [DONE]\n\n",
-}
-
-func sseReply(parts []string) canned {
-	return canned{status: 200, header: map[string]string{"Content-Type": "text/event-stream"}, parts: parts}
-}
-
-func jsonReply(status int, body string, header ...string) canned {
-	h := map[string]string{"Content-Type": "application/json", "Content-Length": strconv.Itoa(len(body))}
-	for i := 0; i+1 < len(header); i += 2 {
-		h[header[i]] = header[i+1]
-	}
-	return canned{status: status, header: h, parts: []string{body}}
 }

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/translate"
@@ -31,7 +33,7 @@ func sseData(t *testing.T, body string) (data, events []string) {
 // translated, usage last when asked for, model the upstream's.
 func TestTranslatedStreamToOpenAIClient(t *testing.T) {
 	body := `{"model":"public","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
-	up := newCanned(map[string][]canned{"ant.test": {sseReply(antEvents)}})
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.SSE(antEvents...)}})
 	res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
 	if res.Status != 200 || res.Cut || res.Err != nil || w.Header().Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("result %+v headers %v", res, w.Header())
@@ -82,8 +84,8 @@ func TestTranslatedStreamToOpenAIClient(t *testing.T) {
 	if res.UsageFrom != meter.SourceTranslator || res.Usage.InputTokens != 10 || res.Usage.OutputTokens != 5 {
 		t.Errorf("usage %+v from %q", res.Usage, res.UsageFrom)
 	}
-	if c := up.calls["ant.test"][0]; !strings.Contains(c.body, `"stream":true`) {
-		t.Errorf("upstream body %s", c.body)
+	if c := up.Calls("ant.test")[0]; !strings.Contains(c.Body, `"stream":true`) {
+		t.Errorf("upstream body %s", c.Body)
 	}
 }
 
@@ -91,7 +93,7 @@ func TestTranslatedStreamToOpenAIClient(t *testing.T) {
 // line, and the Anthropic headers the client sent stay behind.
 func TestTranslatedStreamToAnthropicClient(t *testing.T) {
 	body := `{"model":"public","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	up := newCanned(map[string][]canned{"oai.test": {sseReply(oaiChunks)}})
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"oai.test": {testkit.SSE(oaiChunks...)}})
 	res, w := call{route: plan.RouteMessages, body: body, cands: []plan.Candidate{toOAI},
 		header: map[string]string{"Anthropic-Version": "2023-06-01", "Anthropic-Beta": "b1", "X-Api-Key": "client-key"}}.serve(t, up)
 	if res.Status != 200 || res.Cut || res.Err != nil {
@@ -107,13 +109,13 @@ func TestTranslatedStreamToAnthropicClient(t *testing.T) {
 	if res.Usage.InputTokens != 9 || res.Usage.OutputTokens != 3 {
 		t.Errorf("usage %+v", res.Usage)
 	}
-	c := up.calls["oai.test"][0]
-	if c.path != "/v1/chat/completions" || c.header.Get("Authorization") != "Bearer "+oaiSecret || c.header.Get("X-Api-Key") != "" ||
-		c.header.Get("Anthropic-Version") != "" || c.header.Get("Anthropic-Beta") != "" {
-		t.Errorf("upstream got %s with %v", c.path, c.header)
+	c := up.Calls("oai.test")[0]
+	if c.Path != "/v1/chat/completions" || c.Header.Get("Authorization") != "Bearer "+oaiSecret || c.Header.Get("X-Api-Key") != "" ||
+		c.Header.Get("Anthropic-Version") != "" || c.Header.Get("Anthropic-Beta") != "" {
+		t.Errorf("upstream got %s with %v", c.Path, c.Header)
 	}
-	if !strings.Contains(c.body, `"include_usage":true`) || !strings.Contains(c.body, `"model":"gpt-x"`) {
-		t.Errorf("upstream body %s", c.body)
+	if !strings.Contains(c.Body, `"include_usage":true`) || !strings.Contains(c.Body, `"model":"gpt-x"`) {
+		t.Errorf("upstream body %s", c.Body)
 	}
 }
 
@@ -123,15 +125,15 @@ func TestTranslatedStreamBreaks(t *testing.T) {
 	body := `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	tests := []struct {
 		name  string
-		reply canned
+		reply testkit.Reply
 	}{
-		{"ends before message_stop", sseReply(antEvents[:4])},
-		{"read fails", canned{status: 200, header: map[string]string{"Content-Type": "text/event-stream"}, parts: antEvents[:4],
-			readErr: errors.New("connection reset")}},
+		{"ends before message_stop", testkit.SSE(antEvents[:4]...)},
+		{"read fails", testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Parts: antEvents[:4],
+			ReadErr: errors.New("connection reset")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newCanned(map[string][]canned{"ant.test": {tt.reply}})
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {tt.reply}})
 			res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
 			if res.Status != 200 || !res.Cut || !errors.Is(res.Err, translate.ErrIncompleteStream) {
 				t.Fatalf("result %+v", res)
@@ -150,7 +152,7 @@ func TestTranslatedStreamBreaks(t *testing.T) {
 func TestTranslatedStreamUpstreamErrorEvent(t *testing.T) {
 	body := `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	overloaded := "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
-	up := newCanned(map[string][]canned{"ant.test": {sseReply(append(append([]string(nil), antEvents[:3]...), overloaded))}})
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.SSE(append(append([]string(nil), antEvents[:3]...), overloaded)...)}})
 	res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
 	if res.Status != 200 || res.Cut || !errors.Is(res.Err, translate.ErrUpstreamReported) ||
 		!strings.Contains(res.Err.Error(), "Overloaded") {
@@ -166,13 +168,13 @@ func TestTranslatedStreamUpstreamErrorEvent(t *testing.T) {
 // is not sent stream_options; the client's stream still ends whole.
 func TestTranslatedStreamWithoutStreamUsage(t *testing.T) {
 	body := `{"model":"public","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	up := newCanned(map[string][]canned{"oai-strict.test": {sseReply(oaiChunks)}})
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"oai-strict.test": {testkit.SSE(oaiChunks...)}})
 	res, w := call{route: plan.RouteMessages, body: body, cands: []plan.Candidate{toOAIStrict}}.serve(t, up)
 	if res.Status != 200 || res.Cut || res.Err != nil {
 		t.Fatalf("result %+v", res)
 	}
-	if c := up.calls["oai-strict.test"][0]; strings.Contains(c.body, "stream_options") {
-		t.Errorf("upstream body %s", c.body)
+	if c := up.Calls("oai-strict.test")[0]; strings.Contains(c.Body, "stream_options") {
+		t.Errorf("upstream body %s", c.Body)
 	}
 	if _, events := sseData(t, w.Body.String()); events[len(events)-1] != "message_stop" {
 		t.Errorf("events %v", events)

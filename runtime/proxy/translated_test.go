@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/metrics"
@@ -19,7 +20,7 @@ import (
 // provider gets a chat.completion naming the upstream model, and the
 // upstream got a Messages request with Anthropic headers only.
 func TestTranslatedOpenAIClient(t *testing.T) {
-	up := newCanned(map[string][]canned{"ant.test": {jsonReply(200, antMessage,
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.JSON(200, antMessage,
 		"Request-Id", "req_up", "Anthropic-Ratelimit-Requests-Remaining", "7", "Content-Encoding", "identity")}})
 	res, w := call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{toAnt},
 		header: map[string]string{"OpenAI-Organization": "org-1", "Authorization": "Bearer client-key", "User-Agent": "sdk/1"}}.serve(t, up)
@@ -62,18 +63,18 @@ func TestTranslatedOpenAIClient(t *testing.T) {
 		t.Errorf("usage %+v from %q, want %+v", res.Usage, res.UsageFrom, wantUsage)
 	}
 
-	c := up.calls["ant.test"][0]
-	if c.path != "/v1/messages" || c.header.Get("X-Api-Key") != antSecret || c.header.Get("Authorization") != "" ||
-		c.header.Get("Openai-Organization") != "" || c.header.Get("Anthropic-Version") != translate.DefaultAnthropicVersion ||
-		c.header.Get("Accept-Encoding") != "identity" || c.header.Get("User-Agent") != "sdk/1" {
-		t.Errorf("upstream got %s with %v", c.path, c.header)
+	c := up.Calls("ant.test")[0]
+	if c.Path != "/v1/messages" || c.Header.Get("X-Api-Key") != antSecret || c.Header.Get("Authorization") != "" ||
+		c.Header.Get("Openai-Organization") != "" || c.Header.Get("Anthropic-Version") != translate.DefaultAnthropicVersion ||
+		c.Header.Get("Accept-Encoding") != "identity" || c.Header.Get("User-Agent") != "sdk/1" {
+		t.Errorf("upstream got %s with %v", c.Path, c.Header)
 	}
 	var sent struct {
 		Model     string
 		MaxTokens int `json:"max_tokens"`
 	}
-	if err := json.Unmarshal([]byte(c.body), &sent); err != nil || sent.Model != "claude-x" || sent.MaxTokens != 333 {
-		t.Errorf("upstream body %s", c.body)
+	if err := json.Unmarshal([]byte(c.Body), &sent); err != nil || sent.Model != "claude-x" || sent.MaxTokens != 333 {
+		t.Errorf("upstream body %s", c.Body)
 	}
 }
 
@@ -92,19 +93,19 @@ func TestTranslatedAnthropicVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newCanned(map[string][]canned{tt.host: {jsonReply(200, antMessage)}})
+			up := testkit.NewUpstream(map[string][]testkit.Reply{tt.host: {testkit.JSON(200, antMessage)}})
 			res, _ := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{tt.cand},
 				header: map[string]string{"Anthropic-Version": tt.client}}.serve(t, up)
 			if res.Status != 200 {
 				t.Fatalf("status %d: %v", res.Status, res.Err)
 			}
-			c := up.calls[tt.host][0]
-			if got := c.header.Values("Anthropic-Version"); len(got) != 1 || got[0] != tt.want {
+			c := up.Calls(tt.host)[0]
+			if got := c.Header.Values("Anthropic-Version"); len(got) != 1 || got[0] != tt.want {
 				t.Errorf("anthropic-version %v, want %s", got, tt.want)
 			}
 			// 2026-10-21 refuses temperature even at its default.
-			if got := strings.Contains(c.body, `"temperature"`); got != (tt.want < "2026-10-21") {
-				t.Errorf("version %s, temperature sent: %v: %s", tt.want, got, c.body)
+			if got := strings.Contains(c.Body, `"temperature"`); got != (tt.want < "2026-10-21") {
+				t.Errorf("version %s, temperature sent: %v: %s", tt.want, got, c.Body)
 			}
 		})
 	}
@@ -118,28 +119,28 @@ func TestTranslatedErrors(t *testing.T) {
 	tests := []struct {
 		name       string
 		c          call
-		replies    map[string][]canned
+		replies    map[string][]testkit.Reply
 		status     int
 		wantBody   []string
 		attempts   int
 		retryAfter string
 	}{
 		{"529 to an OpenAI client", call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{toAnt}},
-			map[string][]canned{"ant.test": {jsonReply(529, antOverloaded, "Retry-After", "0")}},
+			map[string][]testkit.Reply{"ant.test": {testkit.JSON(529, antOverloaded, "Retry-After", "0")}},
 			503, []string{`"message":"Overloaded"`, `"type":"server_error"`, `"code":"overloaded_error"`}, 2, "0"},
 		{"429 to an Anthropic client", call{route: plan.RouteMessages, body: antClientBody, cands: []plan.Candidate{toOAI}},
-			map[string][]canned{"oai.test": {jsonReply(429, oaiRateLimited, "Retry-After", "0")}},
+			map[string][]testkit.Reply{"oai.test": {testkit.JSON(429, oaiRateLimited, "Retry-After", "0")}},
 			429, []string{`"type":"error"`, `"rate_limit_error"`, `"message":"Rate limit reached"`}, 2, "0"},
 		{"400 relayed at once", call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{toAnt}},
-			map[string][]canned{"ant.test": {jsonReply(400, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`)}},
+			map[string][]testkit.Reply{"ant.test": {testkit.JSON(400, `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`)}},
 			400, []string{`"message":"bad"`, `"type":"invalid_request_error"`}, 1, ""},
 		{"final failure after failover is translated", call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{oaiSame, toAnt}},
-			map[string][]canned{"oai.test": {jsonReply(503, `{"error":{"message":"down"}}`)}, "ant.test": {jsonReply(500, `{"type":"error","error":{"type":"api_error","message":"boom"}}`)}},
+			map[string][]testkit.Reply{"oai.test": {testkit.JSON(503, `{"error":{"message":"down"}}`)}, "ant.test": {testkit.JSON(500, `{"type":"error","error":{"type":"api_error","message":"boom"}}`)}},
 			500, []string{`"message":"boom"`, `"type":"server_error"`}, 4, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, w := tt.c.serve(t, newCanned(tt.replies))
+			res, w := tt.c.serve(t, testkit.NewUpstream(tt.replies))
 			if w.Code != tt.status || res.Status != tt.status || res.Attempts != tt.attempts || res.Provider == metrics.NoProvider {
 				t.Fatalf("status %d (result %d, %d attempts, by %q), want %d after %d: %s", w.Code, res.Status, res.Attempts, res.Provider, tt.status, tt.attempts, w.Body)
 			}
@@ -158,19 +159,19 @@ func TestTranslatedErrors(t *testing.T) {
 // TestTranslatedFailoverAndRetry: a same-dialect primary that fails moves
 // to a translated candidate, whose retries resend one translation.
 func TestTranslatedFailoverAndRetry(t *testing.T) {
-	up := newCanned(map[string][]canned{
-		"oai.test": {jsonReply(503, `{"error":{"message":"down"}}`)},
-		"ant.test": {jsonReply(500, `{"type":"error","error":{"type":"api_error","message":"boom"}}`), jsonReply(200, antMessage)},
+	up := testkit.NewUpstream(map[string][]testkit.Reply{
+		"oai.test": {testkit.JSON(503, `{"error":{"message":"down"}}`)},
+		"ant.test": {testkit.JSON(500, `{"type":"error","error":{"type":"api_error","message":"boom"}}`), testkit.JSON(200, antMessage)},
 	})
 	res, w := call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{oaiSame, toAnt}}.serve(t, up)
 	if res.Status != 200 || res.Provider != "ant" || res.Attempts != 4 || !strings.Contains(w.Body.String(), `"model":"claude-x-20250101"`) {
 		t.Fatalf("result %+v: %s", res, w.Body)
 	}
-	ant := up.calls["ant.test"]
-	if len(ant) != 2 || ant[0].body != ant[1].body || !strings.Contains(ant[0].body, `"max_tokens":333`) {
+	ant := up.Calls("ant.test")
+	if len(ant) != 2 || ant[0].Body != ant[1].Body || !strings.Contains(ant[0].Body, `"max_tokens":333`) {
 		t.Errorf("translated attempts %+v", ant)
 	}
-	if got := up.calls["oai.test"][0].body; got != `{"model":"gpt-x","messages":[{"role":"user","content":"hi"}]}` {
+	if got := up.Calls("oai.test")[0].Body; got != `{"model":"gpt-x","messages":[{"role":"user","content":"hi"}]}` {
 		t.Errorf("same-dialect attempt got %s", got)
 	}
 }
@@ -182,10 +183,10 @@ func TestTranslationRefused(t *testing.T) {
 	filePart := `{"model":"public","messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"f1"}}]}]}`
 	for name, body := range map[string]string{"functions API": functions, "file part": filePart} {
 		t.Run(name, func(t *testing.T) {
-			up := newCanned(map[string][]canned{"ant.test": {jsonReply(200, antMessage)}, "ant26.test": {jsonReply(200, antMessage)}})
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.JSON(200, antMessage)}, "ant26.test": {testkit.JSON(200, antMessage)}})
 			res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt, toAnt26}}.serve(t, up)
-			if w.Code != 400 || res.Code != dialect.CodeUntranslatable || res.Attempts != 0 || len(up.calls) != 0 {
-				t.Fatalf("status %d code %q attempts %d calls %v: %s", w.Code, res.Code, res.Attempts, up.calls, w.Body)
+			if w.Code != 400 || res.Code != dialect.CodeUntranslatable || res.Attempts != 0 || up.Count() != 0 {
+				t.Fatalf("status %d code %q attempts %d calls %d: %s", w.Code, res.Code, res.Attempts, up.Count(), w.Body)
 			}
 			var e struct {
 				Error struct{ Code, Message string }
@@ -202,20 +203,20 @@ func TestTranslationRefused(t *testing.T) {
 // an upstream call, for a later candidate that needs no translation.
 func TestUntranslatableCandidateIsPassedOver(t *testing.T) {
 	filePart := `{"model":"public","messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"f1"}}]}]}`
-	up := newCanned(map[string][]canned{"oai.test": {jsonReply(200, oaiCompletion)}})
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"oai.test": {testkit.JSON(200, oaiCompletion)}})
 	res, w := call{route: plan.RouteChatCompletions, body: filePart, cands: []plan.Candidate{toAnt, oaiSame}}.serve(t, up)
-	if w.Code != 200 || res.Served == nil || res.Served.Provider != oaiSame.Provider || res.Attempts != 1 || len(up.calls["ant.test"]) != 0 {
-		t.Fatalf("status %d result %+v calls %v: %s", w.Code, res, up.calls, w.Body)
+	if w.Code != 200 || res.Served == nil || res.Served.Provider != oaiSame.Provider || res.Attempts != 1 || len(up.Calls("ant.test")) != 0 {
+		t.Fatalf("status %d result %+v calls %d: %s", w.Code, res, up.Count(), w.Body)
 	}
-	if c := up.calls["oai.test"][0]; !strings.Contains(c.body, `"type":"file"`) {
-		t.Errorf("the native candidate got %s", c.body)
+	if c := up.Calls("oai.test")[0]; !strings.Contains(c.Body, `"type":"file"`) {
+		t.Errorf("the native candidate got %s", c.Body)
 	}
 }
 
 // TestTranslatedAnthropicClient: a non-stream Anthropic client gets a
 // message naming the upstream model, with OpenAI usage converted.
 func TestTranslatedAnthropicClient(t *testing.T) {
-	up := newCanned(map[string][]canned{"oai.test": {jsonReply(200, oaiCompletion, "X-Request-Id", "req_oai")}})
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"oai.test": {testkit.JSON(200, oaiCompletion, "X-Request-Id", "req_oai")}})
 	res, w := call{route: plan.RouteMessages, body: antClientBody, cands: []plan.Candidate{toOAI}}.serve(t, up)
 	if res.Status != 200 || w.Header().Get("Request-Id") != "req_t" || w.Header().Get("X-Request-Id") != "req_oai" {
 		t.Fatalf("result %+v headers %v", res, w.Header())
@@ -232,15 +233,15 @@ func TestTranslatedAnthropicClient(t *testing.T) {
 		got.StopReason != "end_turn" || got.Usage.InputTokens != 9 || got.Usage.OutputTokens != 3 {
 		t.Errorf("client got %s", w.Body)
 	}
-	if c := up.calls["oai.test"][0]; !strings.Contains(c.body, `"max_completion_tokens":50`) {
-		t.Errorf("upstream body %s", c.body)
+	if c := up.Calls("oai.test")[0]; !strings.Contains(c.Body, `"max_completion_tokens":50`) {
+		t.Errorf("upstream body %s", c.Body)
 	}
 }
 
 // TestTranslatedMalformedAnswer: a 2xx the translator cannot read is the
 // gateway's 502, not a garbled success.
 func TestTranslatedMalformedAnswer(t *testing.T) {
-	up := newCanned(map[string][]canned{"ant.test": {jsonReply(200, `<html>proxy</html>`)}})
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.JSON(200, `<html>proxy</html>`)}})
 	res, w := call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{toAnt}}.serve(t, up)
 	if w.Code != 502 || res.Code != dialect.CodeUpstreamInvalidResponse || res.Served != nil || res.Err == nil {
 		t.Fatalf("status %d result %+v: %s", w.Code, res, w.Body)

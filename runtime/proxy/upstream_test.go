@@ -1,12 +1,12 @@
 package proxy
 
 import (
-	"io"
+	"context"
 	"net/http"
-	"net/http/httptrace"
 	"slices"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 )
@@ -41,21 +41,28 @@ func TestBodyRecyclesOnlyFinishedBuffers(t *testing.T) {
 		t.Fatalf("same model: %s", got)
 	}
 	first := b.forModel("up-1", false)
-	r := b.reader(first)
+	req, err := http.NewRequestWithContext(b.traced(context.Background()), http.MethodPost, "http://up.test/v1/x", b.reader(first))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A write in progress pins the copy: a second model gets a fresh buffer.
 	second := b.forModel("up-2", false)
 	if string(first) != `{"model":"up-1","x":1}` || string(second) != `{"model":"up-2","x":1}` {
 		t.Fatalf("copies %s / %s", first, second)
-	}
-	if got, _ := io.ReadAll(r); string(got) != string(first) {
-		t.Fatalf("reader gave %s", got)
 	}
 	w := b.writes
 	b.Release()
 	if b.raw != nil || w.pending.Load() != 1 {
 		t.Fatalf("release with a write in progress")
 	}
-	w.trace.WroteRequest(httptrace.WroteRequestInfo{})
+	// The transport writes the body only now, then reports it written.
+	up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {testkit.JSON(200, `{}`)}})
+	if _, err := up.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if got := up.Calls("up.test")[0].Body; got != string(first) {
+		t.Fatalf("the upstream was sent %s", got)
+	}
 	if w.pending.Load() != 0 {
 		t.Fatalf("pending %d", w.pending.Load())
 	}

@@ -15,7 +15,7 @@ import (
 // path: checks, key lookup, body read and scan, plan lookup, the attempt
 // loop against an in-memory upstream, relay, log line and metrics.
 func BenchmarkInference(b *testing.B) {
-	s := newTestServer(b, &okUpstream{})
+	s := newTestServer(b, okUpstream().Unrecorded())
 	body := []byte(`{"model":"gpt","messages":[{"role":"user","content":"Measure the gateway on this short prompt"}]}`)
 	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 	req.Header.Set("Authorization", "Bearer k-default")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // TestStalledBodyTimesOut: a client that declares a body and stops sending
@@ -15,7 +17,7 @@ import (
 // than holding a handler for ever. A failure guard bounds the wait; the
 // assertion is on what comes back, not on how long it took.
 func TestStalledBodyTimesOut(t *testing.T) {
-	s := startWithBodyTimeout(t, &okUpstream{})
+	s := startWithBodyTimeout(t, okUpstream())
 	c, err := net.Dial("tcp", s.PublicAddr())
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +39,9 @@ func TestStalledBodyTimesOut(t *testing.T) {
 // TestBodyDeadlineIsLifted: once the body is in, the deadline no longer
 // applies: an answer slower than the body timeout is still relayed.
 func TestBodyDeadlineIsLifted(t *testing.T) {
-	s := startWithBodyTimeout(t, slowUpstream{&okUpstream{}, 300 * time.Millisecond})
+	slow := testkit.JSON(200, `{"ok":true}`)
+	slow.Delay = 300 * time.Millisecond
+	s := startWithBodyTimeout(t, testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {slow}}))
 	req, _ := http.NewRequest("POST", "http://"+s.PublicAddr()+"/v1/chat/completions",
 		strings.NewReader(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("Authorization", "Bearer k-default")
@@ -50,21 +54,6 @@ func TestBodyDeadlineIsLifted(t *testing.T) {
 	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(body) != `{"ok":true}` {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
-}
-
-// slowUpstream answers after a pause.
-type slowUpstream struct {
-	http.RoundTripper
-	pause time.Duration
-}
-
-func (u slowUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	select {
-	case <-time.After(u.pause):
-	case <-r.Context().Done():
-		return nil, r.Context().Err()
-	}
-	return u.RoundTripper.RoundTrip(r)
 }
 
 // startWithBodyTimeout serves the test graph on loopback with a 100 ms body

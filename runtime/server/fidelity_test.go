@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/caps"
 	"github.com/pistra/pistra/runtime/plan"
 )
@@ -24,36 +25,24 @@ const (
 func fidelityGraph() *plan.Graph {
 	kept := plan.Of(plan.CapStructuredOutput)
 	chat := []plan.Route{plan.RouteChatCompletions}
-	compat := plan.Candidate{Provider: 0, Channel: 0, Tier: plan.TierProviderCompat, Model: "vendor-large",
+	b := testkit.NewGraph("sha256:fidelity")
+	vendor := b.Provider(plan.Provider{Name: "vendor", BaseURL: "http://vendor.test/v1", Pool: -1, Auth: "bearer", Channels: []plan.Channel{{
+		Name: "openai-compat", Dialect: plan.DialectOpenAI, Tier: plan.TierProviderCompat, Routes: chat,
+		Preserves: kept, Origin: vendorOrigin, VerifiedAt: "2026-11-20", VerifiedBy: vendorVerifiedBy}}})
+	oa := b.Provider(plan.Provider{Name: "oa", BaseURL: "http://oa.test/v1", Pool: -1, Auth: "bearer", Channels: []plan.Channel{{
+		Name: "native", Dialect: plan.DialectOpenAI, Tier: plan.TierNative, Routes: chat,
+		Preserves: plan.AllCaps, Origin: "native"}}})
+	compat := plan.Candidate{Provider: vendor, Channel: 0, Tier: plan.TierProviderCompat, Model: "vendor-large",
 		Preserves: kept, Origin: vendorOrigin, Primary: true}
-	native := plan.Candidate{Provider: 1, Channel: 0, Tier: plan.TierNative, Model: "gpt-4o",
+	native := plan.Candidate{Provider: oa, Channel: 0, Tier: plan.TierNative, Model: "gpt-4o",
 		Preserves: plan.AllCaps, Origin: "native"}
-	table := plan.Table{Entries: []plan.Entry{
-		{Route: plan.RouteChatCompletions, Model: "compat", Plan: 1},
-		{Route: plan.RouteChatCompletions, Model: "tools", Plan: 0},
-	}}
-	return &plan.Graph{
-		SourceHash:     "sha256:fidelity",
-		OnFidelityLoss: "reject",
-		Providers: []plan.Provider{
-			{Name: "vendor", BaseURL: "http://vendor.test/v1", Pool: -1, Auth: "bearer", Channels: []plan.Channel{{
-				Name: "openai-compat", Dialect: plan.DialectOpenAI, Tier: plan.TierProviderCompat, Routes: chat,
-				Preserves: kept, Origin: vendorOrigin, VerifiedAt: "2026-11-20", VerifiedBy: vendorVerifiedBy}}},
-			{Name: "oa", BaseURL: "http://oa.test/v1", Pool: -1, Auth: "bearer", Channels: []plan.Channel{{
-				Name: "native", Dialect: plan.DialectOpenAI, Tier: plan.TierNative, Routes: chat,
-				Preserves: plan.AllCaps, Origin: "native"}}},
-		},
-		Profiles: []plan.Profile{{Name: "default", Table: 0}, {Name: "lenient", Table: 0, OnFidelityLoss: "allow"}},
-		Keys: []plan.Key{
-			{Name: "default", Hash: keyHash("k-default"), Profile: 0},
-			{Name: "lenient", Hash: keyHash("k-lenient"), Profile: 1},
-		},
-		CandidateLists: [][]plan.Candidate{{compat, native}, {compat}},
-		SkipLists:      [][]plan.Skip{{}},
-		Plans:          []plan.Plan{{Candidates: 0, Listed: true}, {Candidates: 1, Listed: true}},
-		Tables:         []plan.Table{table},
-		Names:          []string{"compat", "tools"},
-	}
+	table := b.Table(
+		plan.Entry{Route: plan.RouteChatCompletions, Model: "tools", Plan: b.Plan(plan.Plan{Listed: true}, []plan.Candidate{compat, native}, nil)},
+		plan.Entry{Route: plan.RouteChatCompletions, Model: "compat", Plan: b.Plan(plan.Plan{Listed: true}, []plan.Candidate{compat}, nil)},
+	)
+	b.Key("default", "k-default", b.Profile(plan.Profile{Name: "default", Table: table}))
+	b.Key("lenient", "k-lenient", b.Profile(plan.Profile{Name: "lenient", Table: table, OnFidelityLoss: "allow"}))
+	return b.Build()
 }
 
 // fidelityServer serves fidelityGraph against an always-OK upstream and
@@ -67,7 +56,7 @@ func fidelityServer(t *testing.T) (*Server, *bytes.Buffer) {
 		Load:       func() (*plan.Graph, string, error) { return g, "test", nil },
 		LookupEnv:  func(string) (string, bool) { return "", false },
 		Logger:     slog.New(slog.NewJSONHandler(&logs, nil)),
-		Upstream:   &okUpstream{},
+		Upstream:   okUpstream(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,26 +67,8 @@ func fidelityServer(t *testing.T) (*Server, *bytes.Buffer) {
 // downgrades reads pistra_channel_downgrade_total for one label set.
 func downgrades(t *testing.T, s *Server, provider, channel, c, action string) float64 {
 	t.Helper()
-	fams, err := s.Metrics().Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"provider": provider, "channel": channel, "cap": c, "action": action}
-	for _, f := range fams {
-		if f.GetName() != "pistra_channel_downgrade_total" {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if want[lp.GetName()] != lp.GetValue() {
-					continue next
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
+	return testkit.Counter(t, s.Metrics().Registry(), "pistra_channel_downgrade_total",
+		map[string]string{"provider": provider, "channel": channel, "cap": c, "action": action})
 }
 
 // Request bodies: one with a strict function tool, one without any

@@ -28,7 +28,7 @@ func FuzzPublicRequest(f *testing.F) {
 	f.Add(uint8(2), uint8(0), uint8(1), "application/json; charset=utf-8", "", []byte(`{"model":"embed"}`))
 	f.Add(uint8(0), uint8(0), uint8(1), "", "", []byte(`{"model":"gpt","model":"gpt"}`))
 	f.Add(uint8(5), uint8(1), uint8(3), "", "2026-10-21", []byte(nil))
-	s := newTestServer(f, &okUpstream{})
+	s := newTestServer(f, okUpstream().Unrecorded())
 	f.Fuzz(func(t *testing.T, path, method, auth uint8, contentType, version string, body []byte) {
 		h := map[string]string{"Content-Type": contentType}
 		for k, v := range fuzzAuth[int(auth)%len(fuzzAuth)] {

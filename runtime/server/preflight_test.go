@@ -7,39 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
-// preflightView is what the tests read of a preflight answer.
-type preflightView struct {
-	Performed      bool   `json:"performed"`
-	Note           string `json:"note"`
-	Route          string `json:"route"`
-	Profile        string `json:"profile"`
-	Key            string `json:"key"`
-	OnFidelityLoss string `json:"on_fidelity_loss"`
-	Capabilities   struct {
-		Read bool     `json:"read"`
-		Used []string `json:"used"`
-	} `json:"capabilities"`
-	Serve        candidateView   `json:"serve"`
-	Lossy        bool            `json:"lossy"`
-	AttemptOrder []candidateView `json:"attempt_order"`
-	PassedOver   []candidateView `json:"passed_over"`
-}
-
-type candidateView struct {
-	Provider string   `json:"provider"`
-	Channel  string   `json:"channel"`
-	Model    string   `json:"model"`
-	Origin   string   `json:"origin"`
-	Lost     []string `json:"lost"`
-}
-
-func decodePreflight(t *testing.T, b []byte) preflightView {
+func decodePreflight(t *testing.T, b []byte) testkit.Preflight {
 	t.Helper()
-	var v preflightView
+	var v testkit.Preflight
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("preflight answer %q: %v", b, err)
 	}
@@ -60,7 +35,7 @@ func TestPreflightAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := &okUpstream{}
+			up := okUpstream()
 			s, _ := fidelityServer(t)
 			s.proxy.Transport = up
 			rec := s.do(publicRequest{"POST", "/v1/preflight", body(tt.body, tt.model), map[string]string{"Authorization": "Bearer " + tt.key}})
@@ -77,8 +52,8 @@ func TestPreflightAnswers(t *testing.T) {
 				strings.Join(passed, ",") != tt.passed || v.Capabilities.Read != tt.read || v.AttemptOrder[0].Provider != v.Serve.Provider {
 				t.Errorf("answer %s", rec.Body)
 			}
-			if up.calls.Load() != 0 {
-				t.Errorf("preflight made %d upstream calls", up.calls.Load())
+			if up.Count() != 0 {
+				t.Errorf("preflight made %d upstream calls", up.Count())
 			}
 			for _, action := range []string{"skipped", "allowed", "rejected"} {
 				if n := downgrades(t, s, "vendor", "openai-compat", "strict_tools", action); n != 0 {
@@ -192,7 +167,7 @@ func TestPreflightPassesOverWhatTheProxyCannotDial(t *testing.T) {
 	g := testGraph()
 	g.Pools = []plan.Pool{{Name: "gpus", DNS: "gpus.test:8000", Scheme: "http"}}
 	g.Providers[0].BaseURL, g.Providers[0].Pool = "", 0
-	up := &okUpstream{}
+	up := okUpstream()
 	s := newTestServerWith(t, g, up)
 	bearer := map[string]string{"Authorization": "Bearer k-default"}
 	req := body(plainBody, "gpt")
@@ -204,7 +179,7 @@ func TestPreflightPassesOverWhatTheProxyCannotDial(t *testing.T) {
 	if pre.Code != real.Code || pre.Body.String() != real.Body.String() {
 		t.Errorf("preflight %d %s\nrequest   %d %s", pre.Code, pre.Body, real.Code, real.Body)
 	}
-	if up.calls.Load() != 0 {
-		t.Errorf("%d upstream calls", up.calls.Load())
+	if up.Count() != 0 {
+		t.Errorf("%d upstream calls", up.Count())
 	}
 }

@@ -48,7 +48,7 @@ func errorCode(t *testing.T, b []byte) (code string, anthropicShape bool) {
 }
 
 func TestPublicRoutes(t *testing.T) {
-	s := newTestServer(t, &okUpstream{})
+	s := newTestServer(t, okUpstream())
 	bearer := map[string]string{"Authorization": "Bearer k-default", "Content-Type": "application/json"}
 	narrow := map[string]string{"Authorization": "Bearer k-narrow"}
 	anth := map[string]string{"X-Api-Key": "k-default", "Anthropic-Version": "2023-06-01"}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/internal/testkit/goldenfile"
 	"github.com/pistra/pistra/runtime/meter"
 )
 
@@ -114,7 +115,7 @@ func (p pair) runRequest(t *testing.T, dir string) {
 	if err != nil {
 		want = map[string]string{"error": err.Error()}
 	}
-	checkGolden(t, filepath.Join(dir, "want.json"), indentJSON(t, want))
+	goldenfile.Check(t, filepath.Join(dir, "want.json"), indentJSON(t, want), *update)
 }
 
 func (p pair) runResponse(t *testing.T, dir string) {
@@ -123,7 +124,7 @@ func (p pair) runResponse(t *testing.T, dir string) {
 	if err != nil {
 		want = map[string]string{"error": err.Error()}
 	}
-	checkGolden(t, filepath.Join(dir, "want.json"), indentJSON(t, want))
+	goldenfile.Check(t, filepath.Join(dir, "want.json"), indentJSON(t, want), *update)
 }
 
 func (p pair) runError(t *testing.T, dir string) {
@@ -140,7 +141,7 @@ func (p pair) runError(t *testing.T, dir string) {
 		body = []byte(in.Text)
 	}
 	status, out := p.error(in.Status, body)
-	checkGolden(t, filepath.Join(dir, "want.json"), indentJSON(t, map[string]any{"status": status, "body": json.RawMessage(out)}))
+	goldenfile.Check(t, filepath.Join(dir, "want.json"), indentJSON(t, map[string]any{"status": status, "body": json.RawMessage(out)}), *update)
 }
 
 // runStream feeds the upstream bytes whole, byte by byte, line by line and
@@ -162,8 +163,8 @@ func (p pair) runStream(t *testing.T, dir string) {
 	if err := p.validFrames(first.frames); err != nil {
 		t.Errorf("invalid frames: %v", err)
 	}
-	checkGolden(t, filepath.Join(dir, "want.sse"), first.frames)
-	checkGolden(t, filepath.Join(dir, "want.json"), []byte(first.summary))
+	goldenfile.Check(t, filepath.Join(dir, "want.sse"), first.frames, *update)
+	goldenfile.Check(t, filepath.Join(dir, "want.json"), []byte(first.summary), *update)
 }
 
 type streamResult struct {
@@ -248,21 +249,4 @@ func indentJSON(t *testing.T, v any) []byte {
 		t.Fatalf("marshal: %v", err)
 	}
 	return buf.Bytes()
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
 }

@@ -3,8 +3,6 @@ package bundletest
 import (
 	"reflect"
 	"testing"
-
-	"github.com/pistra/pistra/runtime/plan"
 )
 
 // TestMaximalSetsEveryField is what makes Maximal useful: a field of the IR
@@ -13,9 +11,11 @@ import (
 func TestMaximalSetsEveryField(t *testing.T) {
 	set := map[string]bool{}
 	markSet(reflect.ValueOf(*Maximal()), set)
-	for _, f := range fieldsOf(reflect.TypeFor[plan.Graph]()) {
-		if !set[f] {
-			t.Errorf("no value of Maximal sets %s", f)
+	for _, typ := range Structs() {
+		for i := range typ.NumField() {
+			if f := typ.Name() + "." + typ.Field(i).Name; !set[f] {
+				t.Errorf("no value of Maximal sets %s", f)
+			}
 		}
 	}
 }
@@ -35,28 +35,6 @@ func markSet(v reflect.Value, set map[string]bool) {
 			markSet(v.Field(i), set)
 		}
 	}
-}
-
-// fieldsOf lists "Type.Field" for t and every struct reachable from it.
-func fieldsOf(t reflect.Type) []string {
-	seen := map[reflect.Type]bool{}
-	var out []string
-	var walk func(reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Slice {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct || seen[t] {
-			return
-		}
-		seen[t] = true
-		for i := range t.NumField() {
-			out = append(out, t.Name()+"."+t.Field(i).Name)
-			walk(t.Field(i).Type)
-		}
-	}
-	walk(t)
-	return out
 }
 
 func TestSyntheticHasTheRequestedSize(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -29,7 +30,7 @@ var Medium = Size{Providers: 12, Models: 40, Profiles: 8, Keys: 10, Budgets: 3}
 // one alias, even profiles are unrestricted (sharing four tables by
 // require_caps and route set) and odd ones allow a handful of models.
 func Synthetic(s Size) *plan.Graph {
-	b := &builder{g: &plan.Graph{SourceHash: hex64('f'), OnFidelityLoss: plan.LossReject}, lists: map[string]int{}, skips: map[string]int{}, plans: map[plan.Plan]int{}}
+	b := &builder{GraphBuilder: testkit.NewGraph(hex64('f'))}
 	b.providers(s)
 	names := b.names()
 	tables := map[string]int{}
@@ -48,31 +49,26 @@ func Synthetic(s Size) *plan.Graph {
 		key := fmt.Sprint(strict, noEmbed, prof.AllowedModels)
 		t, ok := tables[key]
 		if !ok {
-			t = len(b.g.Tables)
+			t = b.table(allowed, strict, noEmbed)
 			tables[key] = t
-			b.g.Tables = append(b.g.Tables, b.table(allowed, strict, noEmbed))
 		}
 		prof.Table = t
 		if s.Budgets > 0 {
 			prof.Budgets = []int{p % s.Budgets}
 		}
-		b.g.Profiles = append(b.g.Profiles, prof)
+		b.Profile(prof)
 	}
 	for k := range s.Keys {
-		b.g.Keys = append(b.g.Keys, plan.Key{Name: fmt.Sprintf("key-%03d", k), Hash: "sha256:" + hex64("0123456789abcdef"[k%16]), Profile: k % s.Profiles})
+		b.Keys = append(b.Keys, plan.Key{Name: fmt.Sprintf("key-%03d", k), Hash: "sha256:" + hex64("0123456789abcdef"[k%16]), Profile: k % s.Profiles})
 	}
 	for i := range s.Budgets {
-		b.g.Budgets = append(b.g.Budgets, plan.Budget{Name: fmt.Sprintf("budget-%02d", i), Limit: uint64(1000 * (i + 1)), Window: plan.WindowDay, Per: plan.PerKey, CostType: plan.CostTotalToken, CostExpr: -1, CostPerCall: 1, CostPerSession: 1})
+		b.Budgets = append(b.Budgets, plan.Budget{Name: fmt.Sprintf("budget-%02d", i), Limit: uint64(1000 * (i + 1)), Window: plan.WindowDay, Per: plan.PerKey, CostType: plan.CostTotalToken, CostExpr: -1, CostPerCall: 1, CostPerSession: 1})
 	}
-	b.g.Names = names
-	return b.g
+	return b.Build()
 }
 
 type builder struct {
-	g     *plan.Graph
-	lists map[string]int
-	skips map[string]int
-	plans map[plan.Plan]int
+	*testkit.GraphBuilder
 	// servers maps a public name to the providers serving it, primary first.
 	servers map[string][]int
 }
@@ -93,19 +89,19 @@ func (b *builder) providers(s Size) {
 					Origin: "overlay.cue", VerifiedAt: "2025-06-01", VerifiedBy: "https://docs.example/compat"},
 			}
 		case i%10 == 3:
-			p.Pool, p.CredentialEnv = len(b.g.Pools), ""
-			b.g.Pools = append(b.g.Pools, plan.Pool{Name: p.Name, DNS: p.Name + ".internal:8000", Scheme: "http"})
+			p.Pool, p.CredentialEnv = len(b.Pools), ""
+			b.Pools = append(b.Pools, plan.Pool{Name: p.Name, DNS: p.Name + ".internal:8000", Scheme: "http"})
 			p.Channels = []plan.Channel{{Name: "native", Dialect: plan.DialectOpenAI, Tier: plan.TierNative, Routes: openAIRoutes[:1], Preserves: plan.AllCaps, Origin: "pool.cue"}}
 		default:
 			p.BaseURL = fmt.Sprintf("https://api.provider-%02d.example/v1", i)
 			p.Channels = []plan.Channel{{Name: "native", Dialect: plan.DialectOpenAI, Tier: plan.TierNative, Routes: openAIRoutes, Preserves: plan.AllCaps, Origin: "catalog.cue"}}
 		}
-		b.g.Providers = append(b.g.Providers, p)
+		b.Provider(p)
 	}
 	for m := range s.Models {
 		name := fmt.Sprintf("model-%03d", m)
 		for _, pi := range []int{m % s.Providers, (m + 1) % s.Providers} {
-			p := &b.g.Providers[pi]
+			p := &b.Providers[pi]
 			p.Models = append(p.Models, plan.Model{Name: name, MaxTokens: 4096})
 			if len(p.Models) == 1 {
 				p.Aliases = []plan.Alias{{Name: p.Name + "-latest", Target: name}}
@@ -118,9 +114,9 @@ func (b *builder) providers(s Size) {
 
 func (b *builder) names() []string { return slices.Sorted(maps.Keys(b.servers)) }
 
-// table builds one routing envelope over names.
-func (b *builder) table(names []string, strict, noEmbed bool) plan.Table {
-	var t plan.Table
+// table adds one routing envelope over names.
+func (b *builder) table(names []string, strict, noEmbed bool) int {
+	var entries []plan.Entry
 	for _, r := range plan.Routes {
 		if noEmbed && r == plan.RouteEmbeddings {
 			continue
@@ -130,11 +126,10 @@ func (b *builder) table(names []string, strict, noEmbed bool) plan.Table {
 			if len(cands) == 0 && len(skips) == 0 {
 				continue
 			}
-			t.Entries = append(t.Entries, plan.Entry{Route: r, Model: n, Plan: b.plan(cands, skips, r)})
+			entries = append(entries, plan.Entry{Route: r, Model: n, Plan: b.plan(cands, skips, r)})
 		}
 	}
-	plan.SortEntries(t.Entries)
-	return t
+	return b.Table(entries...)
 }
 
 // candidates lists every channel of every server of name in attempt order
@@ -145,7 +140,7 @@ func (b *builder) candidates(name string, r plan.Route, strict bool) ([]plan.Can
 	skips := []plan.Skip{}
 	for rank, pi := range b.servers[name] {
 		var xlate []plan.Candidate
-		p := &b.g.Providers[pi]
+		p := &b.Providers[pi]
 		model := name
 		for _, a := range p.Aliases {
 			if a.Name == name {
@@ -187,35 +182,13 @@ func servesRoute(ch plan.Channel, r plan.Route) bool {
 	return false
 }
 
-// plan stores the candidate and skip lists and the plan once each.
+// plan adds the plan over cands and skips, for route r.
 func (b *builder) plan(cands []plan.Candidate, skips []plan.Skip, r plan.Route) int {
 	native := true
 	for _, c := range cands {
-		native = native && c.Tier == plan.TierNative && b.g.Providers[c.Provider].Channels[c.Channel].Dialect == r.Dialect()
+		native = native && c.Tier == plan.TierNative && b.Providers[c.Provider].Channels[c.Channel].Dialect == r.Dialect()
 	}
-	p := plan.Plan{
-		Candidates: intern(b.lists, &b.g.CandidateLists, cands),
-		Skips:      intern(b.skips, &b.g.SkipLists, skips),
-		NativeOnly: native && len(cands) > 0,
-		Listed:     len(cands) > 0,
-	}
-	i, ok := b.plans[p]
-	if !ok {
-		i = len(b.g.Plans)
-		b.plans[p] = i
-		b.g.Plans = append(b.g.Plans, p)
-	}
-	return i
-}
-
-func intern[T any](seen map[string]int, lists *[][]T, l []T) int {
-	key := fmt.Sprintf("%+v", l)
-	if i, ok := seen[key]; ok {
-		return i
-	}
-	seen[key] = len(*lists)
-	*lists = append(*lists, l)
-	return len(*lists) - 1
+	return b.Plan(plan.Plan{NativeOnly: native && len(cands) > 0, Listed: len(cands) > 0}, cands, skips)
 }
 
 func filterPrefix(names []string, prefix string) []string {

@@ -19,12 +19,11 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
-	antoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
-	oaioption "github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/translate"
 )
@@ -106,8 +105,9 @@ func serve(t *testing.T, p pair, f fixture, translated *[]byte) string {
 	return srv.URL
 }
 
+// openAIClient is an OpenAI SDK client of the server at url.
 func openAIClient(url string) *openai.Client {
-	c := openai.NewClient(oaioption.WithBaseURL(url+"/v1/"), oaioption.WithAPIKey("sk-test"), oaioption.WithMaxRetries(0))
+	c := sdkclient.OpenAI(url+"/v1", "sk-test")
 	return &c
 }
 
@@ -202,8 +202,9 @@ func TestOpenAISDKErrors(t *testing.T) {
 	}
 }
 
+// anthropicClient is an Anthropic SDK client of the server at url.
 func anthropicClient(url string) *anthropic.Client {
-	c := anthropic.NewClient(antoption.WithBaseURL(url+"/"), antoption.WithAPIKey("sk-ant-test"), antoption.WithMaxRetries(0))
+	c := sdkclient.Anthropic(url+"/v1", "sk-ant-test")
 	return &c
 }
 
@@ -272,13 +273,8 @@ func TestAnthropicSDKStreamAccumulates(t *testing.T) {
 			var sent []byte
 			params := anthropicParams()
 			stream := anthropicClient(serve(t, anthropicClientPair, fixture{file: c.file}, &sent)).Messages.NewStreaming(context.Background(), params)
-			var msg anthropic.Message
-			for stream.Next() {
-				if err := msg.Accumulate(stream.Current()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := stream.Err(); err != nil {
+			msg, err := sdkclient.ReadMessage(stream)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if !translate.OpenAIIncludeUsage(sent) {
