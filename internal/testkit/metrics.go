@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Counter sums the samples of counter name whose labels include labels
@@ -13,11 +14,33 @@ import (
 // a misspelt one is not read as a wildcard.
 func Counter(t testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
 	t.Helper()
+	var sum float64
+	for _, m := range samples(t, reg, name, labels) {
+		sum += m.GetCounter().GetValue()
+	}
+	return sum
+}
+
+// Gauge sums the samples of gauge name whose labels include labels, as
+// Counter does; with every label given it reads the one sample.
+func Gauge(t testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	var sum float64
+	for _, m := range samples(t, reg, name, labels) {
+		sum += m.GetGauge().GetValue()
+	}
+	return sum
+}
+
+// samples gathers reg and returns the samples of name whose labels include
+// every one of labels.
+func samples(t testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) []*dto.Metric {
+	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum float64
+	var out []*dto.Metric
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
@@ -34,34 +57,9 @@ func Counter(t testing.TB, reg prometheus.Gatherer, name string, labels map[stri
 				}
 			}
 			if matched == len(labels) {
-				sum += m.GetCounter().GetValue()
+				out = append(out, m)
 			}
 		}
 	}
-	return sum
-}
-
-// Gauge reads the sample of gauge name whose labels include labels, or 0
-// when there is none.
-func Gauge(t testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
-					continue next
-				}
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	return 0
+	return out
 }
