@@ -100,15 +100,24 @@ func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.
 		return errorRefusal(b, err)
 	}
 	if !bk.take(cost, b.Limit) {
-		wait := bk.reset.Sub(now)
-		return &admission.Refusal{Reason: ReasonExceeded, Error: &dialect.Error{
-			Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: wait,
-			Message: fmt.Sprintf("budget %q has no room for this request (limit %d per %s); its window resets at %s",
-				b.Name, b.Limit, b.Window, bk.reset.Format(time.RFC3339)),
-		}}
+		return exceeded(b, cost, bk.reset, now)
 	}
 	t.add(bk, b, cost)
 	return nil
+}
+
+// exceeded is the refusal of a hold of cost on b, whose window resets at
+// reset.
+func exceeded(b *plan.Budget, cost uint64, reset, now time.Time) *admission.Refusal {
+	why := "has no room left for it"
+	if cost > b.Limit {
+		why = fmt.Sprintf("cannot hold it at all: it is held at %d, more than the whole limit (set a lower max_tokens)", cost)
+	}
+	return &admission.Refusal{Reason: ReasonExceeded, Error: &dialect.Error{
+		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: reset.Sub(now),
+		Message: fmt.Sprintf("budget %q (%d tokens per %s) %s; its window resets at %s",
+			b.Name, b.Limit, b.Window, why, reset.Format(time.RFC3339)),
+	}}
 }
 
 func errorRefusal(b *plan.Budget, err error) *admission.Refusal {
