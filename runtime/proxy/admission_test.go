@@ -115,3 +115,35 @@ func TestAdmissionSeam(t *testing.T) {
 		})
 	}
 }
+
+// panickyBody is an upstream body whose read hits a bug.
+type panickyBody struct{}
+
+func (panickyBody) Read([]byte) (int, error) { panic("a bug in the relay") }
+func (panickyBody) Close() error             { return nil }
+
+type panickyUpstream struct{}
+
+func (panickyUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: panickyBody{},
+		ContentLength: -1, Request: r}, nil
+}
+
+// TestClaimReleasedWhenServingPanics: a panic between admission and
+// settlement still gives the claim back, exactly once.
+func TestClaimReleasedWhenServingPanics(t *testing.T) {
+	g := &recordingGate{}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("no panic reached the caller")
+			}
+		}()
+		call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{
+			{Provider: 0, Model: "a-model", Primary: true}}, providers: testProviders(), gate: g, profile: 3, key: 5,
+			transport: panickyUpstream{}}.serve(t, nil)
+	}()
+	if want := []string{"admit a-model", "release a-model"}; !slices.Equal(g.log, want) {
+		t.Errorf("gate saw %q, want %q", g.log, want)
+	}
+}

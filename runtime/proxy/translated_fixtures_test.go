@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -73,6 +74,8 @@ type call struct {
 	metrics *metrics.Metrics
 	// profile and key are what the gate is told the request is on.
 	profile, key int
+	// transport, when set, replaces the in-memory upstream.
+	transport http.RoundTripper
 }
 
 func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCounter) {
@@ -113,7 +116,11 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 	if m == nil {
 		m = metrics.New()
 	}
-	p := &Proxy{Transport: up, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate}
+	var tr http.RoundTripper = up
+	if c.transport != nil {
+		tr = c.transport
+	}
+	p := &Proxy{Transport: tr, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate}
 	var rec record.Record
 	p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
 		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order,
