@@ -147,3 +147,34 @@ func TestClaimReleasedWhenServingPanics(t *testing.T) {
 		t.Errorf("gate saw %q, want %q", g.log, want)
 	}
 }
+
+// TestFailoverPastStaticSkips: a failover provider the plan ruled out at
+// build time is counted, with the reason it was ruled out, once the request
+// fails over past its place in the primary's failover.to order.
+func TestFailoverPastStaticSkips(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		to    []int
+		count float64
+	}{
+		{"passed over on the way to b", []int{2, 1}, 1},
+		{"b comes first: not passed", []int{1, 2}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			provs := testProviders()
+			provs[0].Failover.To = tt.to
+			provs[2] = plan.Provider{Name: "c", BaseURL: "http://c.test/v1", Pool: -1, Channels: provs[1].Channels}
+			m := metrics.New()
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": {testkit.JSON(503, `{}`)}, "b.test": {testkit.JSON(200, `{}`)}})
+			res, _ := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{a0, b1},
+				providers: provs, metrics: m, skips: []plan.Skip{{Provider: 2, Channel: -1, Reason: "model_denied"}}}.serve(t, up)
+			if res.Provider != "b" {
+				t.Fatalf("served by %q", res.Provider)
+			}
+			got := testkit.Counter(t, m.Registry(), "pistra_failover_skipped_total", map[string]string{"provider": "c", "reason": "model_denied"})
+			if got != tt.count {
+				t.Errorf("counted %v, want %v", got, tt.count)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ package proxy
 import (
 	"cmp"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/pistra/pistra/runtime/admission"
@@ -60,9 +61,11 @@ type Exchange struct {
 	Body      *Body
 	Upstreams []upstream.Upstream
 	// Candidates is the plan's candidate list; Order the indexes selection
-	// chose, in attempt order.
+	// chose, in attempt order. Skips are the candidates the plan ruled out
+	// at build time.
 	Candidates []plan.Candidate
 	Order      []int
+	Skips      []plan.Skip
 	// Admission is what the gate is told of the request.
 	Admission admission.Request
 	// Record receives what the attempt loop did and what the answer was.
@@ -87,6 +90,7 @@ func (p *Proxy) Serve(x *Exchange) {
 	var held admission.Ticket
 	defer release(&held) // no claim outlives the request, whatever happens
 	var refused *dialect.Error
+	passed := 0 // how far into the primary's failover.to the request went
 	for _, ci := range x.Order {
 		c := &x.Candidates[ci]
 		up := &x.Upstreams[c.Provider]
@@ -108,6 +112,7 @@ func (p *Proxy) Serve(x *Exchange) {
 		if last != nil {
 			if last.up != up {
 				p.Metrics.Failover(last.up.Name, up.Name, last.class.String())
+				p.countPassedSkips(x, &passed, c.Provider)
 				res.Failover = true
 			}
 			last.discard()
@@ -132,6 +137,41 @@ func (p *Proxy) Serve(x *Exchange) {
 	}
 	if p.answerFailure(x, last, res) {
 		x.settle(&held)
+	}
+}
+
+// countPassedSkips counts, in pistra_failover_skipped_total, the failover
+// providers the plan ruled out at build time that the request has now gone
+// past on its way to provider to in the primary's failover.to order: a
+// failover policy whose candidates are always skipped shows up there.
+// *passed is how far into that order the request had gone before.
+func (p *Proxy) countPassedSkips(x *Exchange, passed *int, to int) {
+	if len(x.Skips) == 0 {
+		return
+	}
+	order := x.Upstreams[primaryProvider(x)].FailoverTo
+	j := slices.Index(order, to)
+	if j < *passed {
+		return
+	}
+	for _, prov := range order[*passed:j] {
+		p.countSkipsOf(x, prov)
+	}
+	*passed = j + 1
+}
+
+// countSkipsOf counts provider prov's build-time skips, once per reason,
+// when none of its candidates is in the plan.
+func (p *Proxy) countSkipsOf(x *Exchange, prov int) {
+	if slices.ContainsFunc(x.Candidates, func(c plan.Candidate) bool { return c.Provider == prov }) {
+		return
+	}
+	var seen []string
+	for _, s := range x.Skips {
+		if s.Provider == prov && !slices.Contains(seen, s.Reason) {
+			seen = append(seen, s.Reason)
+			p.Metrics.FailoverSkipped(x.Upstreams[prov].Name, s.Reason)
+		}
 	}
 }
 
@@ -191,15 +231,21 @@ func servable(c *plan.Candidate, up *upstream.Upstream, inbound plan.Route) bool
 // primaryFailover is the failover policy that governs the whole request:
 // the primary provider's, even while a failover candidate is being tried.
 func (p *Proxy) primaryFailover(x *Exchange) upstream.Classes {
+	if len(x.Order) == 0 {
+		return 0
+	}
+	return x.Upstreams[primaryProvider(x)].FailoverOn
+}
+
+// primaryProvider is the provider whose policy governs x: the first
+// primary candidate's, else the first candidate's.
+func primaryProvider(x *Exchange) int {
 	for _, ci := range x.Order {
 		if c := &x.Candidates[ci]; c.Primary {
-			return x.Upstreams[c.Provider].FailoverOn
+			return c.Provider
 		}
 	}
-	if len(x.Order) > 0 {
-		return x.Upstreams[x.Candidates[x.Order[0]].Provider].FailoverOn
-	}
-	return 0
+	return x.Candidates[x.Order[0]].Provider
 }
 
 // tryCandidate sends c, retrying on the same provider while its retry

@@ -76,6 +76,8 @@ type call struct {
 	profile, key int
 	// transport, when set, replaces the in-memory upstream.
 	transport http.RoundTripper
+	// skips are the plan's build-time skips.
+	skips []plan.Skip
 }
 
 func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCounter) {
@@ -123,7 +125,7 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 	p := &Proxy{Transport: tr, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate}
 	var rec record.Record
 	p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
-		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order,
+		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order, Skips: c.skips,
 		Admission: admission.Request{Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()},
 		Record:    &rec})
 	return rec, w

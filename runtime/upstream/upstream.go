@@ -31,8 +31,10 @@ type Upstream struct {
 	// Timeout bounds the wait for the response headers, then every gap
 	// in the body; 0 for none.
 	Timeout time.Duration
-	// FailoverOn is what moves the request to the next provider.
+	// FailoverOn is what moves the request to the next provider, and
+	// FailoverTo where it goes, in order (provider indexes).
 	FailoverOn Classes
+	FailoverTo []int
 	// authKey/authValue present the provider's credential; authKey is ""
 	// when the provider takes none. authValue is a secret: never log it.
 	authKey   string
@@ -103,6 +105,7 @@ func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) er
 	if u.FailoverOn, err = parseClasses(p.Failover.On); err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
+	u.FailoverTo = p.Failover.To
 	u.Retry.Max = p.Retry.Max
 	u.Retry.Backoff = time.Duration(p.Retry.BackoffMS) * time.Millisecond
 	u.Timeout = time.Duration(p.TimeoutMS) * time.Millisecond
