@@ -18,8 +18,10 @@ import (
 // include_usage adds.
 var oaiStream = oaiChunks
 
-// withoutUsageChunk is oaiStream as a client that did not ask gets it.
-var withoutUsageChunk = strings.Join(append(append([]string{}, oaiChunks[:4]...), oaiChunks[5:]...), "")
+// withoutUsageChunk is oaiStream as a client that did not ask gets it, as
+// the upstream would have sent it unasked: no usage-only chunk, and no
+// "usage":null on the others.
+var withoutUsageChunk = strings.ReplaceAll(strings.Join(append(append([]string{}, oaiChunks[:4]...), oaiChunks[5:]...), ""), `,"usage":null`, "")
 
 var (
 	a0 = plan.Candidate{Provider: 0, Model: "a-model", Primary: true, Origin: "native"}

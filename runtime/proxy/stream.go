@@ -118,11 +118,36 @@ func (s *streamRelay) Event(data []byte) error {
 		end = len(s.p)
 	}
 	if !(s.strip && ev&meter.UsageOnly != 0) {
+		at := len(s.out)
 		s.out = append(s.out, s.pending...)
 		s.out = append(s.out, s.p[s.cut:end]...)
+		if s.strip {
+			s.dropNullUsage(at, data)
+		}
 	}
 	s.pending, s.cut = s.pending[:0], end
 	return nil
+}
+
+// dataPrefix is how a one-line event's data starts on the wire.
+const dataPrefix = "data: "
+
+// dropNullUsage removes, from the event just appended to s.out at at, the
+// "usage":null member asking for usage added to every chunk, so the client
+// gets each chunk as it would have without the gateway's asking. Only a
+// one-line event is rewritten: its data is then the bytes after "data: ".
+func (s *streamRelay) dropNullUsage(at int, data []byte) {
+	ev := s.out[at:]
+	if len(ev) < len(dataPrefix)+len(data) || string(ev[:len(dataPrefix)]) != dataPrefix ||
+		string(ev[len(dataPrefix):len(dataPrefix)+len(data)]) != string(data) {
+		return
+	}
+	start, end, ok := meter.NullUsage(data)
+	if !ok {
+		return
+	}
+	from := at + len(dataPrefix)
+	s.out = append(s.out[:from+start], s.out[from+end:]...)
 }
 
 // finish reads what the upstream left without a closing blank line.
