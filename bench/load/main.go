@@ -165,6 +165,8 @@ func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 		{name: "direct", url: base + "/chat/completions", model: "gpt-4o-mini", key: "direct", client: newClient(maxConc)},
 		{name: "pistrad", url: "http://" + pistrad.addr + "/v1/chat/completions", model: "fast", key: benchKey,
 			pid: pistrad.cmd.Process.Pid, client: newClient(maxConc)},
+		{name: "pistrad+budget", url: "http://" + pistrad.addr + "/v1/chat/completions", model: "fast", key: budgetKey,
+			pid: pistrad.cmd.Process.Pid, client: newClient(maxConc)},
 		{name: "reverseproxy", url: "http://" + rp.addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
 			pid: rp.cmd.Process.Pid, client: newClient(maxConc)},
 		{name: "leanrelay", url: "http://" + lean.addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",

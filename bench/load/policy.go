@@ -10,8 +10,13 @@ import (
 	"github.com/pistra/pistra/compiler"
 )
 
-// benchKey is the client key the load sends through pistrad.
-const benchKey = "sk-pistra-bench"
+// benchKey is the client key the load sends through pistrad; budgetKey the
+// same through a profile with a budget, so every request is held and
+// settled (a limit no load reaches).
+const (
+	benchKey  = "sk-pistra-bench"
+	budgetKey = "sk-pistra-bench-budget"
+)
 
 // benchPolicy serves the fake as one OpenAI provider; "fast" is an alias,
 // so every request through pistrad has its model rewritten.
@@ -27,8 +32,14 @@ providers: fake: {
 }
 
 profiles: default: {}
+profiles: budgeted: budgets: ["bench-day"]
 
-keys: [{name: "bench", profile: "default", hash: "sha256:%x"}]
+budgets: [{name: "bench-day", limit: 1000000000000000, window: "day", per: "key", cost: type: "TotalToken"}]
+
+keys: [
+	{name: "bench", profile: "default", hash: "sha256:%x"},
+	{name: "bench-budget", profile: "budgeted", hash: "sha256:%x"},
+]
 `
 
 // writeBundle compiles the benchmark policy for an upstream at baseURL and
@@ -38,7 +49,7 @@ func writeBundle(dir, baseURL string) (string, error) {
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return "", err
 	}
-	cue := fmt.Sprintf(benchPolicy, baseURL, sha256Sum(benchKey))
+	cue := fmt.Sprintf(benchPolicy, baseURL, sha256Sum(benchKey), sha256Sum(budgetKey))
 	if err := os.WriteFile(filepath.Join(src, "policy.cue"), []byte(cue), 0o644); err != nil {
 		return "", err
 	}

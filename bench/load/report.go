@@ -9,7 +9,7 @@ import (
 )
 
 // gateways are the targets measured against going direct.
-var gateways = []string{"pistrad", "reverseproxy", "leanrelay"}
+var gateways = []string{"pistrad", "pistrad+budget", "reverseproxy", "leanrelay"}
 
 type cellKey struct {
 	target string
@@ -116,23 +116,25 @@ func (r *results) print(cfg config, targets []*target) {
 
 func (r *results) printRatios(cfg config) {
 	fmt.Println("\npistrad vs reverse proxy (targets: CPU/req <= 0.80x JSON, <= 0.90x streams; added p50 <= the proxy's)")
-	r.printAgainst(cfg, "reverseproxy", 0.80, 0.90)
+	r.printAgainst(cfg, "pistrad", "reverseproxy", 0.80, 0.90)
 	fmt.Println("\npistrad vs lean relay, every feature on (target: CPU/req <= 1.00x; added p50 <= the relay's)")
-	r.printAgainst(cfg, "leanrelay", 1.00, 1.00)
+	r.printAgainst(cfg, "pistrad", "leanrelay", 1.00, 1.00)
+	fmt.Println("\npistrad with a budget on every request vs none (target: CPU/req <= 1.05x)")
+	r.printAgainst(cfg, "pistrad+budget", "pistrad", 1.05, 1.05)
 }
 
-// printAgainst compares pistrad's CPU per request and added latency with
+// printAgainst compares target's CPU per request and added latency with
 // base's, cell by cell, against the JSON and stream limits.
-func (r *results) printAgainst(cfg config, base string, jsonLimit, streamLimit float64) {
+func (r *results) printAgainst(cfg config, target, base string, jsonLimit, streamLimit float64) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "stream\tconc\tCPU ratio\ttarget\tadded p50 ms (pistrad / %s)\tverdict\t\n", base)
+	fmt.Fprintf(w, "stream\tconc\tCPU ratio\ttarget\tadded p50 ms (%s / %s)\tverdict\t\n", target, base)
 	for _, stream := range []bool{false, true} {
 		limit := jsonLimit
 		if stream {
 			limit = streamLimit
 		}
 		for _, conc := range cfg.conc {
-			p, b := r.cells[cellKey{"pistrad", stream, conc}], r.cells[cellKey{base, stream, conc}]
+			p, b := r.cells[cellKey{target, stream, conc}], r.cells[cellKey{base, stream, conc}]
 			pc := median(pick(p, func(x round) time.Duration { return x.cpuPerReq }))
 			bc := median(pick(b, func(x round) time.Duration { return x.cpuPerReq }))
 			pa := median(pick(p, func(x round) time.Duration { return x.addedP50 }))
