@@ -169,6 +169,9 @@ func (r *Record) Attrs(attrs []slog.Attr, d time.Duration) []slog.Attr {
 		u := &r.Usage
 		attrs = append(attrs, slog.String("usage_from", r.UsageFrom.String()),
 			slog.Uint64("input_tokens", u.InputTokens), slog.Uint64("output_tokens", u.OutputTokens))
+		attrs = appendCount(attrs, "cached_input_tokens", u.CachedInputTokens)
+		attrs = appendCount(attrs, "cache_creation_input_tokens", u.CacheCreationInputTokens)
+		attrs = appendCount(attrs, "reasoning_tokens", u.ReasoningTokens)
 	}
 	attrs = appendString(attrs, "code", string(r.Code))
 	if r.Err != nil {
@@ -184,6 +187,13 @@ func (r *Record) Level() slog.Level {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo
+}
+
+func appendCount(attrs []slog.Attr, k string, n uint64) []slog.Attr {
+	if n == 0 {
+		return attrs
+	}
+	return append(attrs, slog.Uint64(k, n))
 }
 
 func appendString(attrs []slog.Attr, k, v string) []slog.Attr {

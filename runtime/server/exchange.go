@@ -94,7 +94,7 @@ func (s *Server) finish(x *exchange) {
 	if c := x.rec.Served; c != nil && x.rec.Usage.Reported {
 		s.metrics.Tokens(x.rec.Provider, c.Model, &x.rec.Usage)
 	}
-	var attrs [20]slog.Attr
+	var attrs [24]slog.Attr
 	s.log.LogAttrs(x.r.Context(), x.rec.Level(), "request", x.rec.Attrs(attrs[:0], d)...)
 }
 
