@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
+	"net/http"
+	"strings"
 
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
@@ -16,7 +19,13 @@ import (
 // to its first event, which must not be an error. Whatever fails here is a
 // failed attempt, retried and failed over like a connect failure or a 5xx,
 // since the client has been sent nothing yet.
+//
+// An answer the gateway cannot read is relayed as it comes, unchecked: one
+// an upstream compressed unasked (bodies pass through undecoded).
 func (p *Proxy) inspect(x *Exchange, a *attempt) {
+	if !identityEncoded(a.resp.Header) {
+		return
+	}
 	if isEventStream(a.resp.Header) && a.resp.StatusCode/100 == 2 {
 		p.inspectStream(x, a)
 		return
@@ -33,8 +42,8 @@ func (p *Proxy) inspect(x *Exchange, a *attempt) {
 		return
 	}
 	a.head, a.whole = buf, true
-	if a.resp.StatusCode/100 != 2 {
-		return
+	if a.resp.StatusCode/100 != 2 || !isJSON(a.resp.Header) {
+		return // an error answer, or not JSON: relayed as it is, unmetered
 	}
 	u, err := meter.ReadAnswer(meter.ShapeOf(a.cand.Translate.Upstream(x.Route)), *buf)
 	if err != nil {
@@ -87,4 +96,18 @@ func (x *Exchange) asksUsage(c *plan.Candidate, up *upstream.Upstream) bool {
 		return false
 	}
 	return up.StreamUsage() && x.Body.CanAskUsage()
+}
+
+// identityEncoded reports whether the body is sent as it is, with no
+// content coding.
+func identityEncoded(h http.Header) bool {
+	ce := h.Get("Content-Encoding")
+	return ce == "" || strings.EqualFold(ce, "identity")
+}
+
+// isJSON reports whether the body is declared JSON (application/json, or
+// a +json type): the only kind a usage can be read from or checked whole.
+func isJSON(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }

@@ -205,3 +205,22 @@ var (
 	antSame       = plan.Candidate{Provider: 0, Tier: plan.TierNative, Model: "claude-x", Origin: "native", Primary: true}
 	oaiStrictSame = plan.Candidate{Provider: 3, Tier: plan.TierNative, Model: "gpt-x", Origin: "native", Primary: true}
 )
+
+// TestAnswersTheGatewayCannotReadPassUnchecked: an answer compressed
+// unasked, or not declared JSON, is relayed as it is rather than failed as
+// malformed; only what the gateway can read is held to being whole JSON.
+func TestAnswersTheGatewayCannotReadPassUnchecked(t *testing.T) {
+	for name, reply := range map[string]testkit.Reply{
+		"gzip":       {Status: 200, Header: http.Header{"Content-Type": {"application/json"}, "Content-Encoding": {"gzip"}}, Parts: []string{"\x1f\x8b\x08binary"}},
+		"plain text": {Status: 200, Header: http.Header{"Content-Type": {"text/plain"}}, Parts: []string{"hello"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {reply}})
+			res, w := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{b1},
+				providers: testProviders()}.serve(t, up)
+			if w.Code != 200 || res.Err != nil || w.Body.String() != reply.Parts[0] || res.UsageFrom != meter.SourceNone {
+				t.Fatalf("status %d err %v usage from %v: %q", w.Code, res.Err, res.UsageFrom, w.Body)
+			}
+		})
+	}
+}
