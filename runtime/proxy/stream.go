@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -197,6 +198,10 @@ func (p *Proxy) relayStream(x *Exchange, a *attempt, res *record.Record) {
 	switch {
 	case w.err != nil:
 		res.Err = fmt.Errorf("client write: %w", w.err)
+	case x.Client.Context().Err() != nil:
+		// The client left: the upstream read was cancelled for it, and
+		// there is no one to tell.
+		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
 	case st.meter.UpstreamError() != nil:
 		// The client got the upstream's error event, which ends a stream.
 		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, st.meter.UpstreamError())
