@@ -39,7 +39,7 @@ func (x *exchange) streamMessage(t *messageTurn) {
 	if ms.st.send(append(b, '}')) != nil {
 		return
 	}
-	_ = ms.st.send(append(ms.event("message_stop"), '}'))
+	_ = ms.st.sendTerminal(append(ms.event("message_stop"), '}'))
 }
 
 func (ms messageStream) streamBlock(index int, c *contentBlock) error {
@@ -98,5 +98,5 @@ func (ms messageStream) delta(index int, kind, field, value string) error {
 	b = append(b, field...)
 	b = append(b, `":`...)
 	b = appendString(b, value)
-	return ms.st.send(append(b, "}}"...))
+	return ms.st.sendContent(append(b, "}}"...))
 }

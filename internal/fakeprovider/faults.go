@@ -25,6 +25,11 @@ type Faults struct {
 	ChunkDelay time.Duration
 	// CutAfter, when set, drops the connection after that many stream events.
 	CutAfter int
+	// Break, when set, spoils the first BreakCount answers of its kind
+	// after the faults were set (see Break); BreakCount <= 0 spoils every
+	// one. Calls answered with FailStatus are not of any kind.
+	Break      Break
+	BreakCount int
 }
 
 type faultsJSON struct {
@@ -34,6 +39,8 @@ type faultsJSON struct {
 	FirstByteDelay string `json:"first_byte_delay"`
 	ChunkDelay     string `json:"chunk_delay"`
 	CutAfter       int    `json:"cut_after"`
+	Break          Break  `json:"break,omitempty"`
+	BreakCount     int    `json:"break_count,omitempty"`
 }
 
 // MarshalJSON writes durations as Go duration strings.
@@ -45,6 +52,8 @@ func (f Faults) MarshalJSON() ([]byte, error) {
 		FirstByteDelay: f.FirstByteDelay.String(),
 		ChunkDelay:     f.ChunkDelay.String(),
 		CutAfter:       f.CutAfter,
+		Break:          f.Break,
+		BreakCount:     f.BreakCount,
 	})
 }
 
@@ -54,7 +63,7 @@ func (f *Faults) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return fmt.Errorf("faults: %w", err)
 	}
-	parsed := Faults{FailStatus: j.FailStatus, FailCount: j.FailCount, CutAfter: j.CutAfter}
+	parsed := Faults{FailStatus: j.FailStatus, FailCount: j.FailCount, CutAfter: j.CutAfter, Break: j.Break, BreakCount: j.BreakCount}
 	for _, d := range []struct {
 		name string
 		text string
@@ -86,6 +95,8 @@ func (f Faults) Validate() error {
 		return fmt.Errorf("faults: delays must not be negative")
 	case f.CutAfter < 0:
 		return fmt.Errorf("faults: cut after %d events: must not be negative", f.CutAfter)
+	case f.Break < BreakNone || f.Break > BreakMidError:
+		return fmt.Errorf("faults: unknown break %d", int(f.Break))
 	}
 	return nil
 }
@@ -99,6 +110,7 @@ type faultState struct {
 type activeFaults struct {
 	f        Faults
 	injected atomic.Int64
+	broken   atomic.Int64 // answers Break was considered for, see breakFor
 }
 
 func (fs *faultState) set(f Faults) { fs.cur.Store(&activeFaults{f: f}) }
@@ -111,14 +123,19 @@ func (fs *faultState) get() Faults {
 }
 
 // take returns the faults for one call and whether the call must fail.
-func (fs *faultState) take() (Faults, bool) {
-	a := fs.cur.Load()
+// The call's answer asks a (which may be nil) whether it breaks.
+func (fs *faultState) take() (a *activeFaults, fail bool) {
+	a = fs.cur.Load()
+	if a == nil || a.f.FailStatus == 0 {
+		return a, false
+	}
+	return a, a.f.FailCount <= 0 || a.injected.Add(1) <= int64(a.f.FailCount)
+}
+
+// faults is a's faults; none when a is nil.
+func (a *activeFaults) faults() Faults {
 	if a == nil {
-		return Faults{}, false
+		return Faults{}
 	}
-	if a.f.FailStatus == 0 {
-		return a.f, false
-	}
-	fail := a.f.FailCount <= 0 || a.injected.Add(1) <= int64(a.f.FailCount)
-	return a.f, fail
+	return a.f
 }

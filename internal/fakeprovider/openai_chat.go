@@ -223,7 +223,7 @@ func (x *exchange) streamChat(t *chatTurn) {
 			b := append(st.begin(""), header...)
 			b = t.appendChunkChoice(b, i, step, deltas)
 			b = t.closeChunk(b, i, step, len(deltas))
-			if st.send(b) != nil {
+			if st.sendKind(b, step >= 1 && step <= len(deltas)) != nil {
 				return
 			}
 		}
@@ -251,7 +251,7 @@ func (t *openAIHead) endStream(st *stream, header []byte, details bool) {
 			return
 		}
 	}
-	_ = st.send(append(st.begin(""), "[DONE]"...))
+	_ = st.sendTerminal(append(st.begin(""), "[DONE]"...))
 }
 
 // closeChunk ends chunk step of choice i, of a stream with deltas content

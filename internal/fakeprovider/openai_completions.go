@@ -112,7 +112,7 @@ func (x *exchange) streamCompletion(t *completionTurn) {
 			default:
 				continue
 			}
-			if st.send(append(b, trailer...)) != nil {
+			if st.sendKind(append(b, trailer...), step < steps) != nil {
 				return
 			}
 		}

@@ -43,7 +43,7 @@ func (x *exchange) streamResponse(t *responseTurn) {
 	}
 	b := append(rs.event(terminal), `,"response":`...)
 	b = t.appendResponse(b, true)
-	_ = rs.st.send(append(b, '}'))
+	_ = rs.st.sendTerminal(append(b, '}'))
 }
 
 func (rs *responseStream) streamItem(index int, it *responseItem) error {
@@ -91,7 +91,7 @@ func (rs *responseStream) streamText(index int, it *responseItem) error {
 	for _, p := range it.rep.pieces {
 		b := append(rs.location("response.output_text.delta", index, it, true), `,"delta":`...)
 		b = appendString(b, p)
-		if err := rs.st.send(append(b, `,"logprobs":[]}`...)); err != nil {
+		if err := rs.st.sendContent(append(b, `,"logprobs":[]}`...)); err != nil {
 			return err
 		}
 	}
@@ -108,7 +108,7 @@ func (rs *responseStream) streamArguments(index int, it *responseItem) error {
 	for _, f := range fragments(it.call.arguments, argumentFragment) {
 		b := append(rs.location("response.function_call_arguments.delta", index, it, false), `,"delta":`...)
 		b = appendString(b, f)
-		if err := rs.st.send(append(b, '}')); err != nil {
+		if err := rs.st.sendContent(append(b, '}')); err != nil {
 			return err
 		}
 	}

@@ -141,6 +141,7 @@ type exchange struct {
 	req       wireRequest
 	parseErr  error
 	faults    Faults
+	active    *activeFaults
 	usage     Usage
 	// compat marks a call to an Anthropic server's OpenAI-compatible layer.
 	compat bool
@@ -169,8 +170,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.rec.add(r, x.body, x.req.Model)
 	s.calls.Add(1)
 
-	f, fail := s.faults.take()
-	x.faults = f
+	a, fail := s.faults.take()
+	f := a.faults()
+	x.faults, x.active = f, a
 	if !sleepCtx(r.Context(), f.FirstByteDelay) {
 		return
 	}

@@ -30,11 +30,15 @@ func (x *exchange) writeBody(status int, b []byte) {
 	h.Set("Content-Type", "application/json")
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	x.w.WriteHeader(status)
+	if status/100 == 2 && x.r.Method == http.MethodPost && x.active.breakFor(false) == BreakHalfBody {
+		x.writeHalf(b)
+		return
+	}
 	_, _ = x.w.Write(b)
 }
 
 // errStreamEnded stops a stream early: the client went away, or the fault
-// knobs cut the connection.
+// knobs cut the connection or ended the stream.
 var errStreamEnded = errors.New("fakeprovider: stream ended early")
 
 // stream writes server-sent events, one flush per event, applying the chunk
@@ -48,6 +52,14 @@ type stream struct {
 	faults Faults
 	timer  *time.Timer
 	sent   int
+	// brk is the break this stream suffers; errShape and requestID are
+	// what its error event is written with. content is set once a content
+	// delta went out, ended once a break ended the stream.
+	brk       Break
+	errShape  streamErrorShape
+	requestID string
+	content   bool
+	ended     bool
 }
 
 // startStream commits a 200 text/event-stream response.
@@ -62,6 +74,10 @@ func (x *exchange) startStream() *stream {
 		ctx:    x.r.Context(),
 		buf:    getBuffer(),
 		faults: x.faults,
+
+		brk:       x.active.breakFor(true),
+		errShape:  x.streamErrorShape(),
+		requestID: x.requestID,
 	}
 	_ = st.rc.Flush()
 	return st
@@ -80,8 +96,44 @@ func (st *stream) begin(name string) []byte {
 	return append(b, "data: "...)
 }
 
-// send finishes and writes one event.
+// send finishes and writes one event, unless the stream's break replaces
+// it with an error event.
 func (st *stream) send(b []byte) error {
+	switch {
+	case st.ended:
+		return errStreamEnded
+	case st.brk == BreakOpeningError && st.sent == 0, st.brk == BreakMidError && st.content:
+		st.ended = true
+		_ = st.write(st.appendError())
+		return errStreamEnded
+	}
+	return st.write(b)
+}
+
+// sendContent sends an event carrying a content delta.
+func (st *stream) sendContent(b []byte) error { return st.sendKind(b, true) }
+
+// sendKind sends an event, carrying a content delta when content is set.
+func (st *stream) sendKind(b []byte, content bool) error {
+	err := st.send(b)
+	if err == nil && content {
+		st.content = true
+	}
+	return err
+}
+
+// sendTerminal sends the stream's terminal event, which BreakNoTerminal
+// leaves out: the stream then ends as if complete.
+func (st *stream) sendTerminal(b []byte) error {
+	if st.brk == BreakNoTerminal {
+		st.ended = true
+		return errStreamEnded
+	}
+	return st.send(b)
+}
+
+// write finishes and writes one event.
+func (st *stream) write(b []byte) error {
 	b = append(b, '\n', '\n')
 	*st.buf = b
 	if st.sent > 0 && st.faults.ChunkDelay > 0 && !st.sleep(st.faults.ChunkDelay) {
@@ -103,8 +155,12 @@ func (st *stream) send(b []byte) error {
 
 // cut drops the connection so the client sees a truncated stream: no
 // terminating chunk, no final events.
-func (st *stream) cut() {
-	conn, rw, err := st.rc.Hijack()
+func (st *stream) cut() { dropConnection(st.rc) }
+
+// dropConnection closes the connection under a response after flushing
+// what was written.
+func dropConnection(rc *http.ResponseController) {
+	conn, rw, err := rc.Hijack()
 	if err != nil {
 		// HTTP/2 cannot be hijacked; aborting the handler resets the stream.
 		panic(http.ErrAbortHandler)
