@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
@@ -22,6 +23,13 @@ func (e *env) openaiClient(key string, opts ...option.RequestOption) openai.Clie
 // Authorization: Bearer plus anthropic-version 2026-10-21.
 func (e *env) anthropicClient(key string, opts ...aoption.RequestOption) anthropic.Client {
 	return sdkclient.Anthropic(e.baseURL(), key, opts...)
+}
+
+// counter reads one of the gateway's counters, summed over the samples
+// whose labels include labels.
+func (e *env) counter(name string, labels map[string]string) float64 {
+	e.t.Helper()
+	return testkit.Counter(e.t, e.srv.Metrics().Registry(), name, labels)
 }
 
 // anthropicXAPIKeyClient authenticates the way older Anthropic SDKs do:

@@ -12,6 +12,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 // Readers of each dialect's stream, keeping what the stream tests look at,
@@ -76,12 +78,11 @@ func comparableChunk(t *testing.T, raw string, dropNullUsage bool) string {
 // directOpenAI and directAnthropic are clients of the fake upstreams
 // themselves (up-openai's and up-anthropic's), with their credentials.
 func (e *env) directOpenAI() openai.Client {
-	return openaiClientAt(e.policy.OpenAI, secretOpenAI)
+	return sdkclient.OpenAI(e.policy.OpenAI, secretOpenAI)
 }
 
 func (e *env) directAnthropic() anthropic.Client {
-	return anthropic.NewClient(aoption.WithoutEnvironmentDefaults(), aoption.WithBaseURL(strings.TrimSuffix(e.policy.Anthropic, "v1")),
-		aoption.WithAPIKey(secretAnthropic), aoption.WithMaxRetries(0))
+	return sdkclient.Anthropic(e.policy.Anthropic, secretAnthropic)
 }
 
 func streamedChatParams() openai.ChatCompletionNewParams {
