@@ -5,6 +5,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,12 +30,15 @@ type Metrics struct {
 	skipped   *prometheus.CounterVec
 	streams   *prometheus.CounterVec
 	tokens    *prometheus.CounterVec
-	refusals  *prometheus.CounterVec
-	used      *prometheus.GaugeVec
-	buckets   *prometheus.GaugeVec
-	downgrade *prometheus.CounterVec
-	panics    prometheus.Counter
-	reloads   *prometheus.CounterVec
+	// tokenByModel caches tokens' counters by [provider, model]; both come
+	// from the catalog, so it stays as small as the catalog.
+	tokenByModel sync.Map
+	refusals     *prometheus.CounterVec
+	used         *prometheus.GaugeVec
+	buckets      *prometheus.GaugeVec
+	downgrade    *prometheus.CounterVec
+	panics       prometheus.Counter
+	reloads      *prometheus.CounterVec
 }
 
 // New registers every series on a fresh registry, with the Go runtime and
@@ -141,17 +145,29 @@ func (m *Metrics) StreamFailure(provider, reason string) {
 	m.streams.WithLabelValues(provider, reason).Inc()
 }
 
+// tokenTypes are the token classes of gen_ai_client_token_usage_total, in
+// the order tokenCounts lists them.
+var tokenTypes = [...]string{"input", "output", "cached_input", "cache_creation_input", "reasoning"}
+
+// tokenCounts holds one (provider, model)'s counters, one per token type,
+// found once and kept, so a request's usage costs no label hashing.
+type tokenCounts [len(tokenTypes)]prometheus.Counter
+
 // Tokens records the usage provider reported serving model.
 func (m *Metrics) Tokens(provider, model string, u *meter.Usage) {
-	for _, t := range [...]struct {
-		typ string
-		n   uint64
-	}{
-		{"input", u.InputTokens}, {"output", u.OutputTokens}, {"cached_input", u.CachedInputTokens},
-		{"cache_creation_input", u.CacheCreationInputTokens}, {"reasoning", u.ReasoningTokens},
-	} {
-		if t.n > 0 {
-			m.tokens.WithLabelValues(provider, model, t.typ).Add(float64(t.n))
+	k := [2]string{provider, model}
+	v, ok := m.tokenByModel.Load(k)
+	if !ok {
+		var c tokenCounts
+		for i, typ := range tokenTypes {
+			c[i] = m.tokens.WithLabelValues(provider, model, typ)
+		}
+		v, _ = m.tokenByModel.LoadOrStore(k, &c)
+	}
+	c := v.(*tokenCounts)
+	for i, n := range [...]uint64{u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.CacheCreationInputTokens, u.ReasoningTokens} {
+		if n > 0 {
+			c[i].Add(float64(n))
 		}
 	}
 }
