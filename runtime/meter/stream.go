@@ -21,6 +21,8 @@ type StreamMeter struct {
 	c     counts
 	ended bool
 	err   error
+	// clientFault: the last error event blames the request.
+	clientFault bool
 }
 
 // Reset readies m for a new stream of the given usage shape.
@@ -75,6 +77,7 @@ func (m *StreamMeter) apply(f *frame) Event {
 	}
 	if ev&Error != 0 {
 		m.err = f.failure.err(f.typ)
+		m.clientFault = f.failure.clientFault()
 	}
 	if ev&Terminal != 0 {
 		m.ended = true
@@ -118,3 +121,8 @@ func (m *StreamMeter) Ended() bool { return m.ended }
 // UpstreamError describes the last error event the upstream sent (its
 // type or code and message, bounded), or is nil if it sent none.
 func (m *StreamMeter) UpstreamError() error { return m.err }
+
+// ClientFault reports whether the last error event blamed the request
+// itself (invalid_request_error and its kin): sending it again, to this
+// provider or another, would fail the same way.
+func (m *StreamMeter) ClientFault() bool { return m.clientFault }

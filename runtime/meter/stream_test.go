@@ -225,3 +225,22 @@ func TestUpstreamErrorIsBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestClientFault(t *testing.T) {
+	for data, want := range map[string]bool{
+		`{"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"too long"}}`: true,
+		`{"error":{"type":"server_error","message":"boom"}}`:                                               false,
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`:                      false,
+		`{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`:                        true,
+	} {
+		var m StreamMeter
+		shape := ShapeChat
+		if strings.Contains(data, `"type":"error"`) {
+			shape = ShapeMessages
+		}
+		m.Reset(shape)
+		if ev := m.Event([]byte(data)); ev&Error == 0 || m.ClientFault() != want {
+			t.Errorf("%s: event %v, client fault %v, want %v", data, ev, m.ClientFault(), want)
+		}
+	}
+}

@@ -40,6 +40,21 @@ func (fl *failure) read(s *jsonscan.Scanner) bool {
 	return true
 }
 
+// clientFaults are the error types both dialects use for a request that
+// cannot succeed as sent.
+var clientFaults = [...]string{"invalid_request_error", "authentication_error", "permission_error",
+	"not_found_error", "request_too_large"}
+
+// clientFault reports whether the error blames the request.
+func (fl *failure) clientFault() bool {
+	for _, k := range clientFaults {
+		if string(fl.kind) == k {
+			return true
+		}
+	}
+	return false
+}
+
 // text consumes a string or a number (a code is sometimes an HTTP status)
 // and returns it raw; any other value reads as nothing.
 func text(s *jsonscan.Scanner) []byte {

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
@@ -42,8 +43,8 @@ func (p *Proxy) inspect(x *Exchange, a *attempt) {
 		return
 	}
 	a.head, a.whole = buf, true
-	if a.resp.StatusCode/100 != 2 || !isJSON(a.resp.Header) {
-		return // an error answer, or not JSON: relayed as it is, unmetered
+	if a.resp.StatusCode/100 != 2 || len(*buf) == 0 || !isJSON(a.resp.Header) {
+		return // an error answer, an empty one, or not JSON: relayed as it is, unmetered
 	}
 	u, err := meter.ReadAnswer(meter.ShapeOf(a.cand.Translate.Upstream(x.Route)), *buf)
 	if err != nil {
@@ -53,16 +54,28 @@ func (p *Proxy) inspect(x *Exchange, a *attempt) {
 	a.usage = u
 }
 
+// inspectStream reads a stream up to its first event. The provider's
+// timeout bounds that wait as a whole, not only each silence: an upstream
+// that sends keepalives but no event would otherwise hold the client
+// without even a status. An opening error event that blames the request
+// is the answer, relayed as sent; any other is a failed attempt.
 func (p *Proxy) inspectStream(x *Exchange, a *attempt) {
 	strip := a.askedUsage
 	a.stream = getStream(meter.ShapeOf(a.cand.Translate.Upstream(x.Route)), strip)
+	var deadline *time.Timer
+	if a.up.Timeout > 0 {
+		deadline = time.AfterFunc(a.up.Timeout, func() { a.cancel(errTimeout) })
+	}
 	buf := copyPool.Get().(*[32 << 10]byte)
 	defer copyPool.Put(buf)
 	first, err := a.stream.readFirst(a.resp.Body, buf[:])
+	if deadline != nil && !deadline.Stop() && err == nil {
+		err = fmt.Errorf("no first event within %v: %w", a.up.Timeout, errTimeout) // it fired as the event came
+	}
 	switch {
 	case err != nil:
 		a.failRead(x, fmt.Errorf("stream from %q: %w", a.up.Name, err))
-	case first&meter.Error != 0:
+	case first&meter.Error != 0 && !a.stream.meter.ClientFault():
 		a.fail(class5xx, fmt.Errorf("stream from %q opened with an error event: %w", a.up.Name, a.stream.meter.UpstreamError()))
 	}
 }

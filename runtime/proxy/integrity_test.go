@@ -224,3 +224,63 @@ func TestAnswersTheGatewayCannotReadPassUnchecked(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepalivesWithoutAnEventAreBounded: bytes that make no event
+// (comments, keepalives) are held before the first event only up to a
+// bound; past it the attempt failed, rather than holding the client, and
+// memory, for ever.
+func TestKeepalivesWithoutAnEventAreBounded(t *testing.T) {
+	keepalive := testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Parts: []string{strings.Repeat(": keepalive\n\n", 4096)}, Endless: true}
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {keepalive}})
+	res, w := call{route: plan.RouteChatCompletions, body: `{"model":"public","stream":true,"messages":[]}`, cands: []plan.Candidate{b1},
+		providers: testProviders()}.serve(t, up)
+	if w.Code != 502 || res.Code != dialect.CodeUpstreamInvalidResponse || !strings.Contains(res.Err.Error(), "before the first event") {
+		t.Fatalf("status %d code %q err %v", w.Code, res.Code, res.Err)
+	}
+}
+
+// TestOpeningErrorThatBlamesTheRequest: an opening error event of a type
+// that says the request itself is wrong is the answer, relayed as sent:
+// another attempt would fail the same way.
+func TestOpeningErrorThatBlamesTheRequest(t *testing.T) {
+	ev := `data: {"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}}` + "\n\n"
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": {testkit.SSE(ev)}, "b.test": {testkit.JSON(200, `{}`)}})
+	res, w := call{route: plan.RouteChatCompletions, body: `{"model":"public","stream":true,"messages":[]}`, cands: []plan.Candidate{a0, b1},
+		providers: testProviders()}.serve(t, up)
+	if w.Code != 200 || w.Body.String() != ev || res.Provider != "a" || len(up.Calls("a.test")) != 1 || len(up.Calls("b.test")) != 0 {
+		t.Fatalf("status %d by %q, a called %d, b %d: %q", w.Code, res.Provider, len(up.Calls("a.test")), len(up.Calls("b.test")), w.Body)
+	}
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "context_length_exceeded") {
+		t.Errorf("err %v", res.Err)
+	}
+}
+
+// TestEdgeAnswers: an empty 2xx is relayed, not failed; an answer larger
+// than the bound on answers read whole is relayed as it comes; chunks
+// written "data:" without the space still lose the "usage":null asking
+// added.
+func TestEdgeAnswers(t *testing.T) {
+	empty := testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}, "Content-Length": {"0"}}}
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {empty}})
+	res, w := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{b1},
+		providers: testProviders()}.serve(t, up)
+	if w.Code != 200 || res.Err != nil || w.Body.Len() != 0 {
+		t.Errorf("empty answer: status %d err %v", w.Code, res.Err)
+	}
+
+	big := `{"id":"c1","choices":[],"pad":"` + strings.Repeat("x", 4096) + `"}`
+	up = testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {testkit.JSON(200, big)}})
+	res, w = call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{b1},
+		providers: testProviders(), maxAnswer: 1024}.serve(t, up)
+	if w.Code != 200 || res.Err != nil || w.Body.String() != big || res.UsageFrom != meter.SourceNone {
+		t.Errorf("large answer: status %d err %v, %d bytes", w.Code, res.Err, w.Body.Len())
+	}
+
+	tight := strings.ReplaceAll(strings.Join(oaiStream, ""), "data: ", "data:")
+	up = testkit.NewUpstream(map[string][]testkit.Reply{"oai.test": {testkit.SSE(tight)}})
+	res, w = call{route: plan.RouteChatCompletions, body: `{"model":"gpt-x","stream":true,"messages":[]}`, cands: []plan.Candidate{oaiSame}}.serve(t, up)
+	if want := strings.ReplaceAll(withoutUsageChunk, "data: ", "data:"); w.Body.String() != want || res.Err != nil {
+		t.Errorf("data: without a space: got\n%s\nwant\n%s", w.Body, want)
+	}
+}

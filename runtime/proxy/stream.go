@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,9 @@ type streamRelay struct {
 	copying bool
 	out     []byte
 	pending []byte
+	// spilled: part of the event being read went out with the bytes
+	// before it (pending grew past maxPending), so it cannot be dropped.
+	spilled bool
 	// p and cut: the read being fed, and where in it the bytes not yet
 	// decided on start.
 	p   []byte
@@ -46,9 +50,9 @@ var streamPool = sync.Pool{New: func() any { return new(streamRelay) }}
 
 func getStream(shape meter.Shape, strip bool) *streamRelay {
 	s := streamPool.Get().(*streamRelay)
-	s.sse = sse.Reader{}
+	s.sse.Reset()
 	s.meter.Reset(shape)
-	s.strip, s.first, s.gotFirst, s.copying = strip, 0, false, true
+	s.strip, s.first, s.gotFirst, s.copying, s.spilled = strip, 0, false, true, false
 	s.out, s.pending = s.out[:0], s.pending[:0]
 	return s
 }
@@ -90,6 +94,15 @@ func (s *streamRelay) readFirst(body io.Reader, buf []byte) (meter.Event, error)
 	return s.first, nil
 }
 
+// errHeldTooLong: bytes that make no event (comments, keepalives, lines
+// with no data) piled up past what is held before the first event.
+var errHeldTooLong = fmt.Errorf("more than %d bytes before the first event", sse.MaxEventBytes)
+
+// maxPending bounds the bytes held back, once committed, while an event is
+// incomplete: past it they go to the client, and the event they belong to
+// can no longer be dropped.
+const maxPending = 64 << 10
+
 // feed reads p, one upstream read. With copying on, the bytes to send are
 // appended to s.out; otherwise p itself is what to send.
 func (s *streamRelay) feed(p []byte) error {
@@ -97,6 +110,13 @@ func (s *streamRelay) feed(p []byte) error {
 	err := s.sse.Feed(p, s)
 	if s.copying {
 		s.pending = append(s.pending, p[s.cut:]...)
+		switch {
+		case !s.gotFirst && len(s.out)+len(s.pending) > sse.MaxEventBytes:
+			err = errHeldTooLong
+		case s.gotFirst && len(s.pending) > maxPending:
+			s.out = append(s.out, s.pending...)
+			s.pending, s.spilled = s.pending[:0], true
+		}
 	}
 	s.p = nil
 	if err != nil {
@@ -118,38 +138,43 @@ func (s *streamRelay) Event(data []byte) error {
 	if end < 0 { // the stream's last, unterminated event: all that is pending
 		end = len(s.p)
 	}
-	if !(s.strip && ev&meter.UsageOnly != 0) {
+	if s.spilled || !(s.strip && ev&meter.UsageOnly != 0) {
 		at := len(s.out)
 		s.out = append(s.out, s.pending...)
 		s.out = append(s.out, s.p[s.cut:end]...)
-		if s.strip {
+		if s.strip && !s.spilled {
 			s.dropNullUsage(at, data)
 		}
 	}
-	s.pending, s.cut = s.pending[:0], end
+	s.pending, s.cut, s.spilled = s.pending[:0], end, false
 	return nil
 }
 
-// dataPrefix is how a one-line event's data starts on the wire.
-const dataPrefix = "data: "
-
 // dropNullUsage removes, from the event just appended to s.out at at, the
 // "usage":null member asking for usage added to every chunk, so the client
-// gets each chunk as it would have without the gateway's asking. Only a
-// one-line event is rewritten: its data is then the bytes after "data: ".
+// gets each chunk as it would have without the gateway's asking. Only an
+// event whose data is on one line is rewritten, found where the line's
+// value starts: after "data:" and one optional space, as SSE reads it.
 func (s *streamRelay) dropNullUsage(at int, data []byte) {
-	ev := s.out[at:]
-	if len(ev) < len(dataPrefix)+len(data) || string(ev[:len(dataPrefix)]) != dataPrefix ||
-		string(ev[len(dataPrefix):len(dataPrefix)+len(data)]) != string(data) {
+	i := bytes.Index(s.out[at:], dataField)
+	if i < 0 {
+		return
+	}
+	from := at + i + len(dataField)
+	if from < len(s.out) && s.out[from] == ' ' {
+		from++
+	}
+	if len(s.out)-from < len(data) || string(s.out[from:from+len(data)]) != string(data) {
 		return
 	}
 	start, end, ok := meter.NullUsage(data)
 	if !ok {
 		return
 	}
-	from := at + len(dataPrefix)
 	s.out = append(s.out[:from+start], s.out[from+end:]...)
 }
+
+var dataField = []byte("data:")
 
 // finish reads what the upstream left without a closing blank line.
 func (s *streamRelay) finish() {

@@ -78,6 +78,8 @@ type call struct {
 	transport http.RoundTripper
 	// skips are the plan's build-time skips.
 	skips []plan.Skip
+	// maxAnswer is the proxy's MaxAnswerBytes.
+	maxAnswer int
 }
 
 func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCounter) {
@@ -122,7 +124,7 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 	if c.transport != nil {
 		tr = c.transport
 	}
-	p := &Proxy{Transport: tr, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate}
+	p := &Proxy{Transport: tr, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate, MaxAnswerBytes: c.maxAnswer}
 	var rec record.Record
 	p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
 		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order, Skips: c.skips,

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +71,12 @@ func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *record.Reco
 		out, res.Usage, err = x.Body.xlat.pair.Response(*a.head, a.cand.Model)
 	}
 	if err != nil {
+		// The provider did the work and said what it cost: that is what
+		// settles, whatever the client gets.
+		res.Usage = a.usage
+		if a.usage.Reported {
+			res.UsageFrom = meter.SourcePassthrough
+		}
 		res.Err = fmt.Errorf("response from %q: %w", a.up.Name, err)
 		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamInvalidResponse,
 			"provider %q answered with a response that could not be translated", a.up.Name))
@@ -99,6 +106,8 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Recor
 	switch {
 	case fw.err != nil:
 		res.Err = fmt.Errorf("client write: %w", fw.err)
+	case x.Client.Context().Err() != nil:
+		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
 	case xlatErr != nil:
 		res.Cut = true
 		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, errors.Join(upErr, xlatErr))

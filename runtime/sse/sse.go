@@ -38,6 +38,11 @@ type Reader struct {
 // keeps whole events cuts there. During Finish it is -1.
 func (r *Reader) EventEnd() int { return r.end }
 
+// Reset readies r for another stream, keeping its buffers.
+func (r *Reader) Reset() {
+	r.line, r.data, r.hasData, r.end = r.line[:0], r.data[:0], false, 0
+}
+
 // Feed consumes p, calling h for every event it completes; the data
 // handed to h is valid only until the call returns.
 func (r *Reader) Feed(p []byte, h Handler) error {
