@@ -2,6 +2,7 @@ package meter
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -34,4 +35,29 @@ func TestNullUsage(t *testing.T) {
 			t.Errorf("%s: cut to %s, want %s", in, got, want)
 		}
 	}
+}
+
+// FuzzNullUsage: what NullUsage cuts is a "usage":null member with one
+// comma, and what it leaves of a valid object is a valid object.
+func FuzzNullUsage(f *testing.F) {
+	for _, s := range []string{`{"id":"c","usage":null}`, `{"usage":null,"id":"c"}`, `{"usage":null}`, `{ "a" : 1 , "usage" : null }`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start, end, ok := NullUsage(data)
+		if !ok {
+			return
+		}
+		if start < 0 || end > len(data) || start >= end {
+			t.Fatalf("span %d..%d of %d", start, end, len(data))
+		}
+		cut := string(data[start:end])
+		if !strings.Contains(cut, `"usage"`) || !strings.Contains(cut, "null") || strings.Count(cut, ",") > 1 {
+			t.Fatalf("cut %q", cut)
+		}
+		rest := append(append([]byte{}, data[:start]...), data[end:]...)
+		if json.Valid(data) && !json.Valid(rest) {
+			t.Fatalf("%s cut to %s", data, rest)
+		}
+	})
 }
