@@ -24,7 +24,7 @@ func (s *Server) newOpenAIHead(idPrefix string, req *wireRequest) openAIHead {
 		id:           s.newID(idPrefix),
 		model:        req.Model,
 		created:      time.Now().Unix(),
-		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
+		includeUsage: req.StreamOptions.includeUsage(),
 	}
 }
 

@@ -250,6 +250,29 @@ func TestResponsesStreamHasNoDone(t *testing.T) {
 	}
 }
 
+// TestResponsesRefusesIncludeUsage: Responses takes stream_options but not
+// chat's include_usage member, and refuses it rather than ignore it.
+func TestResponsesRefusesIncludeUsage(t *testing.T) {
+	_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI})
+	for body, want := range map[string]int{
+		`{"model":"m","input":"hi","stream":true,"stream_options":{"include_usage":true}}`:  400,
+		`{"model":"m","input":"hi","stream":true,"stream_options":{"include_usage":false}}`: 400,
+		`{"model":"m","input":"hi","stream":true,"stream_options":{}}`:                      200,
+	} {
+		req, _ := http.NewRequest("POST", base+"/responses", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer anything")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == 400 && !strings.Contains(string(msg), "stream_options.include_usage")) {
+			t.Errorf("%s: %d %s, want %d", body, resp.StatusCode, msg, want)
+		}
+	}
+}
+
 func TestOpenAIModels(t *testing.T) {
 	_, client := startOpenAI(t)
 	page, err := client.Models.List(context.Background())

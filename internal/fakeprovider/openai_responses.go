@@ -59,6 +59,10 @@ func validateResponsesRequest(req *wireRequest) *apiError {
 		return badRequest("you must provide a model parameter", "")
 	case !present(req.Input):
 		return badRequest("Missing required parameter: 'input'.", "input")
+	case req.StreamOptions != nil && req.StreamOptions.IncludeUsage != nil:
+		// Responses takes a stream_options object, but not this member
+		// of chat's: it refuses the request rather than ignore it.
+		return badRequest("Unknown parameter: 'stream_options.include_usage'.", "stream_options.include_usage")
 	case req.MaxOutputTokens != nil && *req.MaxOutputTokens < minMaxOutputTokens:
 		return badRequest("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= "+
 			strconv.Itoa(minMaxOutputTokens)+", but got "+strconv.Itoa(*req.MaxOutputTokens)+" instead.", "max_output_tokens")

@@ -66,7 +66,14 @@ type wireMessage struct {
 }
 
 type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
+	// IncludeUsage is nil when absent: Responses refuses the member even
+	// false, so its presence matters.
+	IncludeUsage *bool `json:"include_usage"`
+}
+
+// includeUsage reports whether stream_options.include_usage is true.
+func (o *streamOptions) includeUsage() bool {
+	return o != nil && o.IncludeUsage != nil && *o.IncludeUsage
 }
 
 type reasoning struct {
