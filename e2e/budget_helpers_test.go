@@ -68,14 +68,15 @@ func fetchBudgets(addr string) (budgetsAnswer, error) {
 	return r, nil
 }
 
-// find is budget's bucket named name, if the report has it.
-func (r budgetsAnswer) find(budget, name string) (bucketRow, bool) {
+// find is budget's bucket named name, if the report has it: the one of
+// the latest window, should an earlier one still be draining.
+func (r budgetsAnswer) find(budget, name string) (found bucketRow, ok bool) {
 	for _, b := range r.Buckets {
-		if b.Budget == budget && b.Bucket == name {
-			return b, true
+		if b.Budget == budget && b.Bucket == name && (!ok || b.WindowStart.After(found.WindowStart)) {
+			found, ok = b, true
 		}
 	}
-	return bucketRow{}, false
+	return found, ok
 }
 
 // budgetRow is budget's bucket named name, if the gateway has it open.
