@@ -9,6 +9,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/pistra/pistra/internal/fakeprovider"
 )
 
 // budgetWeightPolicy prices gpt-4o's output at four times gpt-3.5-turbo's,
@@ -123,9 +125,15 @@ providers: {
 
 primary: "gpt-4o-mini": "primary"
 
-profiles: costly: budgets: ["by-backend"]
+profiles: {
+	costly: budgets: ["by-backend"]
+	plain: budgets: ["tokens"]
+}
 
-keys: [{name: "costly", profile: "costly", hash: "{{hash "sk-e2e-costly"}}"}]
+keys: [
+	{name: "costly", profile: "costly", hash: "{{hash "sk-e2e-costly"}}"},
+	{name: "plain", profile: "plain", hash: "{{hash "sk-e2e-plain"}}"},
+]
 
 budgets: [{
 	name:   "by-backend"
@@ -135,7 +143,7 @@ budgets: [{
 		type: "CEL"
 		cel:  #"backend == "primary" ? (input_tokens + output_tokens) * 100u : input_tokens + output_tokens"#
 	}
-}]
+}, {name: "tokens", limit: 10000, window: "day", cost: type: "TotalToken"}]
 `
 
 // TestBudgetFailsOverPastBudget: the primary provider is healthy, but the
@@ -167,5 +175,29 @@ func TestBudgetFailsOverPastBudget(t *testing.T) {
 	}
 	if row := e.settledRow("by-backend", "costly"); row.Spent != uint64(got.Usage.TotalTokens) {
 		t.Errorf("spent %d, want the fallback's %d tokens at its own price", row.Spent, got.Usage.TotalTokens)
+	}
+}
+
+// TestBudgetFailoverMovesTheHold: a primary that is tried and fails (503)
+// gives its hold back before the fallback's is taken; the fallback's
+// answer is all that is spent, and nothing stays held.
+func TestBudgetFailoverMovesTheHold(t *testing.T) {
+	skipNearDayEnd(t, 2*time.Minute)
+	e := startWith(t, budgetBackendPolicy)
+	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: http.StatusServiceUnavailable})
+	client := e.openaiClient("sk-e2e-plain")
+	var resp *http.Response
+	got, err := client.Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini"), option.WithResponseInto(&resp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := resp.Header.Get("Pistra-Provider"); p != "fallback" || e.openai.Calls() != 1 || e.backup.Calls() != 1 {
+		t.Errorf("served by %q after %d primary and %d fallback calls, want fallback after one each", p, e.openai.Calls(), e.backup.Calls())
+	}
+	if row := e.settledRow("tokens", "plain"); row.Spent != uint64(got.Usage.TotalTokens) {
+		t.Errorf("spent %d, want only the fallback's %d tokens", row.Spent, got.Usage.TotalTokens)
+	}
+	if n := e.budgetCounter("pistra_failover_skipped_total", map[string]string{"reason": "budget_exceeded"}); n != 0 {
+		t.Errorf("%v candidates passed over for budget, want none", n)
 	}
 }

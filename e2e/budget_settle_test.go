@@ -119,8 +119,8 @@ func messageStartUsage(_ string, first []byte) uint64 {
 }
 
 // TestBudgetSettlement: how each way a request ends settles its hold. A
-// 2xx whose answer reports no usage, whole or streamed, in either dialect,
-// settles at the hold; an upstream failure relayed to the client (a 500,
+// 2xx whose answer reports no usage, whole or streamed, in either dialect
+// and on the Responses route (max_output_tokens), settles at the hold; an upstream failure relayed to the client (a 500,
 // retried once, no failover) releases it; a client that leaves mid-stream
 // settles on the usage the stream had shown, or at the hold when it had
 // shown none (an OpenAI chat stream's usage comes last).
@@ -137,6 +137,10 @@ func TestBudgetSettlement(t *testing.T) {
 		{name: "quiet-chat-stream", path: "/v1/chat/completions", body: chatBody("quiet-gpt", true, 300), status: 200, spend: hold(300)},
 		{name: "quiet-messages", path: "/v1/messages", body: messagesBody("quiet-claude", false, 400), status: 200, spend: hold(400)},
 		{name: "quiet-messages-stream", path: "/v1/messages", body: messagesBody("quiet-claude", true, 500), status: 200, spend: hold(500)},
+		{name: "quiet-responses", path: "/v1/responses", status: 200, spend: hold(900),
+			body: fmt.Sprintf(`{"model":"quiet-gpt","max_output_tokens":900,"input":%q}`, prompt)},
+		{name: "quiet-responses-stream", path: "/v1/responses", status: 200, spend: hold(950),
+			body: fmt.Sprintf(`{"model":"quiet-gpt","stream":true,"max_output_tokens":950,"input":%q}`, prompt)},
 		{name: "failing", path: "/v1/chat/completions", body: chatBody("gpt-4o-mini", false, 600), status: 500,
 			spend: func(string, []byte) uint64 { return 0 }},
 		{name: "gone-chat", path: "/v1/chat/completions", body: chatBody("paced-gpt", true, 700), gone: true, status: 200, spend: hold(700)},
@@ -199,7 +203,8 @@ func (e *env) settleRequest(t *testing.T, client *http.Client, c settleCase) (st
 		if err != nil {
 			t.Fatalf("reading the answer: %v", err)
 		}
-		if resp.StatusCode == http.StatusOK && strings.Contains(string(b), "_tokens") {
+		if text := string(b); resp.StatusCode == http.StatusOK &&
+			(strings.Contains(text, `"usage"`) || strings.Contains(text, "input_tokens") || strings.Contains(text, "prompt_tokens")) {
 			t.Errorf("the quiet upstream's answer reports usage after all: %s", b)
 		}
 		return resp.StatusCode, nil
