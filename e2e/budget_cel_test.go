@@ -21,6 +21,7 @@ providers: "up-openai": {
 	base_url:       "{{.OpenAI}}"
 	credential_env: "E2E_OPENAI_KEY"
 	models: {"gpt-4o": {}, "gpt-3.5-turbo": {}}
+	aliases: heavy: "gpt-4o"
 	channels: native: {dialect: "openai", tier: "native"}
 	timeout: "5s"
 }
@@ -50,8 +51,9 @@ func weighted(model string, u openai.CompletionUsage) uint64 {
 
 // TestBudgetCELWeightsModels: a CEL cost weighting one model above
 // another charges each answer its model's weight of the usage the
-// provider reported, and holds at that weight too: a request the light
-// model's hold fits is refused for the heavy one.
+// provider reported (an alias at the weight of the model it names), and
+// holds at that weight too: a request the light model's hold fits is
+// refused for the heavy one.
 func TestBudgetCELWeightsModels(t *testing.T) {
 	skipNearDayEnd(t, 2*time.Minute)
 	e := startWith(t, budgetWeightPolicy)
@@ -63,20 +65,21 @@ func TestBudgetCELWeightsModels(t *testing.T) {
 	}
 
 	var want uint64
-	for _, model := range []string{"gpt-3.5-turbo", "gpt-4o"} {
-		got, err := ask(model, 100)
+	for _, requested := range []string{"gpt-3.5-turbo", "gpt-4o", "heavy"} {
+		got, err := ask(requested, 100)
 		if err != nil {
-			t.Fatalf("%s: %v", model, err)
+			t.Fatalf("%s: %v", requested, err)
 		}
-		if got.Usage.CompletionTokens == 0 || lastCall(t, e.openai).Model != model {
-			t.Fatalf("%s: usage %+v, upstream model %q", model, got.Usage, lastCall(t, e.openai).Model)
+		model := lastCall(t, e.openai).Model
+		if got.Usage.CompletionTokens == 0 || model != strings.Replace(requested, "heavy", "gpt-4o", 1) {
+			t.Fatalf("%s: usage %+v, upstream model %q", requested, got.Usage, model)
 		}
 		want += weighted(model, got.Usage)
+		if row := e.settledRow("weighted", "weigher"); row.Spent != want {
+			t.Fatalf("spent %d after %s, want %d: the reported usage at each upstream model's weight", row.Spent, requested, want)
+		}
 	}
 	row := e.settledRow("weighted", "weigher")
-	if row.Spent != want {
-		t.Fatalf("spent %d after one request to each model, want %d: the reported usage at each model's weight", row.Spent, want)
-	}
 
 	// A max_tokens whose fourfold is more than the room left, and whose
 	// onefold is well within it: the hold for gpt-4o cannot fit, the one
@@ -92,7 +95,7 @@ func TestBudgetCELWeightsModels(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gpt-3.5-turbo with max_tokens %d, %d tokens of room: %v", maxTokens, room, err)
 	}
-	if e.openai.Calls() != calls+1 || calls != 2 {
+	if e.openai.Calls() != calls+1 || calls != 3 {
 		t.Errorf("the provider saw %d calls before the light request and %d after: the refused one reached it", calls, e.openai.Calls())
 	}
 	want += weighted("gpt-3.5-turbo", light.Usage)
