@@ -202,6 +202,33 @@ func TestBudgetExhaustedThroughSDKs(t *testing.T) {
 			})
 		}
 	}
+
+	// day-cap has two buckets now, one per key, the OpenAI one made fuller
+	// by one more small request: the budget's ratio is the fuller one's,
+	// not their average, and both are under the limit.
+	client := e.openaiClient("sk-e2e-openai-day")
+	small := chatParams("gpt-4o-mini")
+	small.MaxCompletionTokens = openai.Int(20)
+	if _, err := client.Chat.Completions.New(context.Background(), small); err != nil {
+		t.Fatalf("a small request in what is left of day-cap: %v", err)
+	}
+	e.settledRow("day-cap", "openai-day")
+	var worst float64
+	for _, key := range []string{"openai-day", "anthropic-day"} {
+		row, ok := e.budgetRow("day-cap", key)
+		if !ok {
+			t.Fatalf("no day-cap bucket for %s", key)
+		}
+		worst = max(worst, float64(row.Spent+row.Held)/float64(row.Limit))
+	}
+	budgetWait(t, "pistra_budget_used_ratio{budget=day-cap} to be its fullest bucket's", func() bool {
+		return e.budgetGauge("pistra_budget_used_ratio", map[string]string{"budget": "day-cap"}) == worst
+	})
+	under := e.budgetGauge("pistra_budget_buckets", map[string]string{"budget": "day-cap", "state": "under"})
+	over := e.budgetGauge("pistra_budget_buckets", map[string]string{"budget": "day-cap", "state": "over"})
+	if under != 2 || over != 0 {
+		t.Errorf("day-cap buckets: %v under, %v over; want 2 and 0", under, over)
+	}
 }
 
 func checkSDKExhaustion(t *testing.T, e *env, c sdkBudgetCase, keyName, window string) {
