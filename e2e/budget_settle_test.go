@@ -16,9 +16,9 @@ import (
 
 // budgetSettlePolicy routes each model to an upstream that settles one
 // way: fakes that report no usage (quiet-*), one that fails (gpt-4o-mini
-// on up-openai, with a retry and no failover), and fakes whose streams
-// pause after their first event so a client can leave mid-stream
-// (paced-*). Every key draws on its own bucket of one large budget.
+// on up-openai, with a retry and no failover), fakes whose streams break
+// after three events (cut-*), and fakes whose streams pause after their
+// first event so a client can leave mid-stream (paced-*). Every key draws on its own bucket of one large budget.
 const budgetSettlePolicy = `package pistra
 
 providers: {
@@ -43,6 +43,21 @@ providers: {
 		models: {"gpt-4o-mini": {}}
 		channels: native: {dialect: "openai", tier: "native"}
 		retries: {max: 1, backoff: "10ms", on: ["5xx"]}
+		timeout: "5s"
+	}
+	"cut-openai": {
+		base_url:       "{{.Backup}}"
+		credential_env: "E2E_BACKUP_KEY"
+		models: {"cut-gpt": {}}
+		channels: native: {dialect: "openai", tier: "native"}
+		timeout: "5s"
+	}
+	"cut-anthropic": {
+		base_url:       "{{.Anthropic}}"
+		credential_env: "E2E_ANTHROPIC_KEY"
+		headers: "anthropic-version": "2023-06-01"
+		models: {"cut-claude": {max_tokens: 8192}}
+		channels: native: {dialect: "anthropic", tier: "native"}
 		timeout: "5s"
 	}
 	"paced-openai": {
@@ -74,8 +89,9 @@ budgets: [{name: "settle", limit: 100000, window: "day", cost: type: "TotalToken
 type settleCase struct {
 	name, path string
 	body       string
-	// gone: the client leaves after the first event of the stream.
-	gone bool
+	// gone: the client leaves after the first event of the stream; cut:
+	// the upstream breaks the stream, and the client's ends in an error.
+	gone, cut bool
 	// status is the answer the client gets.
 	status int
 	// spend is what the bucket must show once the request is settled;
@@ -121,9 +137,11 @@ func messageStartUsage(_ string, first []byte) uint64 {
 // TestBudgetSettlement: how each way a request ends settles its hold. A
 // 2xx whose answer reports no usage, whole or streamed, in either dialect
 // and on the Responses route (max_output_tokens), settles at the hold; an upstream failure relayed to the client (a 500,
-// retried once, no failover) releases it; a client that leaves mid-stream
-// settles on the usage the stream had shown, or at the hold when it had
-// shown none (an OpenAI chat stream's usage comes last).
+// retried once, no failover) releases it; a stream that breaks upstream
+// after its 200, or that the client leaves, settles on the usage the
+// stream had shown, or at the hold when it had shown none (an OpenAI chat
+// stream's usage comes last): the provider answered, and what it
+// generated is spent.
 func TestBudgetSettlement(t *testing.T) {
 	skipNearDayEnd(t, 2*time.Minute)
 	_, quietOpenAI := budgetFake(t, fakeprovider.DialectOpenAI, secretOpenAI, fakeprovider.WithoutUsage)
@@ -143,6 +161,9 @@ func TestBudgetSettlement(t *testing.T) {
 			body: fmt.Sprintf(`{"model":"quiet-gpt","stream":true,"max_output_tokens":950,"input":%q}`, prompt)},
 		{name: "failing", path: "/v1/chat/completions", body: chatBody("gpt-4o-mini", false, 600), status: 500,
 			spend: func(string, []byte) uint64 { return 0 }},
+		{name: "cut-chat", path: "/v1/chat/completions", body: chatBody("cut-gpt", true, 650), cut: true, status: 200, spend: hold(650)},
+		{name: "cut-messages", path: "/v1/messages", body: messagesBody("cut-claude", true, 660), cut: true, status: 200,
+			spend: messageStartUsage},
 		{name: "gone-chat", path: "/v1/chat/completions", body: chatBody("paced-gpt", true, 700), gone: true, status: 200, spend: hold(700)},
 		{name: "gone-messages", path: "/v1/messages", body: messagesBody("paced-claude", true, 800), gone: true, status: 200,
 			spend: messageStartUsage},
@@ -155,6 +176,8 @@ func TestBudgetSettlement(t *testing.T) {
 		"QUIET_OPENAI": quietOpenAI, "QUIET_ANTHROPIC": quietAnthropic, "PACED_OPENAI": pacedOpenAIURL, "PACED_ANTHROPIC": pacedAnthropicURL}))
 	t.Cleanup(pause.Release) // runs first: nothing stays paused past the test
 	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: http.StatusInternalServerError})
+	e.setFaults(e.backup, fakeprovider.Faults{CutAfter: 3})
+	e.setFaults(e.anthropic, fakeprovider.Faults{CutAfter: 3})
 
 	client := &http.Client{}
 	defer client.CloseIdleConnections()
@@ -180,8 +203,8 @@ func TestBudgetSettlement(t *testing.T) {
 }
 
 // settleRequest sends c's body with c's key and reads the answer: whole,
-// or for a client that leaves, up to the first event's data, which it
-// returns.
+// or for a client that leaves, up to the first event's data. It returns
+// the status and, for a stream, its first event's data.
 func (e *env) settleRequest(t *testing.T, client *http.Client, c settleCase) (status int, first []byte) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -198,6 +221,18 @@ func (e *env) settleRequest(t *testing.T, client *http.Client, c settleCase) (st
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if c.cut {
+		b, _ := io.ReadAll(resp.Body) // the gateway cuts the connection after its error event
+		if !strings.Contains(string(b), "upstream_stream_incomplete") {
+			t.Errorf("a stream broken upstream did not end in an error event: %s", b)
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				return resp.StatusCode, []byte(data)
+			}
+		}
+		return resp.StatusCode, nil
+	}
 	if !c.gone {
 		b, err := io.ReadAll(resp.Body)
 		if err != nil {
