@@ -19,7 +19,12 @@ type Log struct {
 // NewLog returns an empty log and a logger writing to it.
 func NewLog() (*Log, *slog.Logger) {
 	l := &Log{written: make(chan struct{})}
-	return l, slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return l, l.Logger()
+}
+
+// Logger is a new logger writing to l, at Info and above.
+func (l *Log) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 func (l *Log) Write(p []byte) (int, error) {
@@ -52,6 +57,13 @@ func (l *Log) WaitFor(t testing.TB, d time.Duration, parts ...string) {
 			t.Fatalf("no log line with %q within %s; log:\n%s", parts, d, l.buf.String())
 		}
 	}
+}
+
+// String is everything logged so far.
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 func (l *Log) has(parts []string) bool {
