@@ -32,7 +32,7 @@ func quick(rc *raft.Config) {
 // testCluster is n nodes on loopback, over mutual TLS, each advertised
 // as localhost:port while bound on 127.0.0.1.
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	ca    *clustertest.CA
 	log   *clustertest.Log
 	nodes []*testNode
@@ -43,7 +43,7 @@ type testNode struct {
 	id, addr, dir string
 }
 
-func newCluster(t *testing.T, size int) *testCluster {
+func newCluster(t testing.TB, size int) *testCluster {
 	t.Helper()
 	log, _ := clustertest.NewLog()
 	c := &testCluster{t: t, ca: clustertest.NewCA(t, "cluster"), log: log}
@@ -51,7 +51,7 @@ func newCluster(t *testing.T, size int) *testCluster {
 	lns := make([]net.Listener, size)
 	for i := range size {
 		lns[i] = listenLoopback(t, "127.0.0.1:0")
-		tn := &testNode{id: fmt.Sprintf("n%d", i+1), addr: fmt.Sprintf("localhost:%d", lns[i].Addr().(*net.TCPAddr).Port), dir: t.TempDir()}
+		tn := &testNode{id: fmt.Sprintf("n%d", i+1), addr: "localhost:" + portOf(lns[i]), dir: t.TempDir()}
 		c.nodes = append(c.nodes, tn)
 		peers = append(peers, Peer{ID: tn.id, Addr: tn.addr})
 	}
@@ -69,7 +69,7 @@ func newCluster(t *testing.T, size int) *testCluster {
 	return c
 }
 
-func listenLoopback(t *testing.T, addr string) net.Listener {
+func listenLoopback(t testing.TB, addr string) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -81,8 +81,14 @@ func listenLoopback(t *testing.T, addr string) net.Listener {
 // open starts tn on ln with cfg, filling in what every test node shares.
 func (c *testCluster) open(tn *testNode, ln net.Listener, cfg Config) {
 	c.t.Helper()
+	c.openAs(tn, ln, c.ca.Credentials(c.t, "localhost"), cfg)
+}
+
+// openAs is open with creds for tn's certificate.
+func (c *testCluster) openAs(tn *testNode, ln net.Listener, creds *cluster.Credentials, cfg Config) {
+	c.t.Helper()
 	logger := c.log.Logger().With("node", tn.id)
-	l, err := cluster.New(ln, cluster.Options{Advertise: tn.addr, Credentials: c.ca.Credentials(c.t, "localhost"), Logger: logger})
+	l, err := cluster.New(ln, cluster.Options{Advertise: tn.addr, Credentials: creds, Logger: logger})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -124,8 +130,20 @@ func (c *testCluster) leader() *testNode {
 }
 
 // waitLeader waits until every one of nodes names the same leader, and
-// that node leads, woken by raft's leader observations, not a clock.
-func waitLeader(t *testing.T, nodes ...*Node) *Node {
+// that node leads.
+func waitLeader(t testing.TB, nodes ...*Node) *Node {
+	t.Helper()
+	var l *Node
+	waitObserved(t, nodes, func() bool {
+		l = agreedLeader(nodes)
+		return l != nil
+	})
+	return l
+}
+
+// waitObserved waits until cond holds, rechecking it on every leader
+// observation of nodes rather than on a clock.
+func waitObserved(t testing.TB, nodes []*Node, cond func() bool) {
 	t.Helper()
 	obs := make(chan raft.Observation, 64)
 	for _, n := range nodes {
@@ -140,14 +158,11 @@ func waitLeader(t *testing.T, nodes ...*Node) *Node {
 	defer deadline.Stop()
 	// Observers are registered before the first check, so any change
 	// after it wakes the loop.
-	for {
-		if l := agreedLeader(nodes); l != nil {
-			return l
-		}
+	for !cond() {
 		select {
 		case <-obs:
 		case <-deadline.C:
-			t.Fatalf("no leader agreed on by %d nodes within %s", len(nodes), waitFor)
+			t.Fatalf("not observed on %d nodes within %s", len(nodes), waitFor)
 		}
 	}
 }
@@ -182,7 +197,7 @@ func (c *testCluster) converged() {
 
 // waitApplied polls n's applied index, within a deadline: raft has no
 // notice of it.
-func waitApplied(t *testing.T, n *Node, target uint64) {
+func waitApplied(t testing.TB, n *Node, target uint64) {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	tick := time.NewTicker(5 * time.Millisecond)
@@ -196,7 +211,7 @@ func waitApplied(t *testing.T, n *Node, target uint64) {
 }
 
 // waitReady waits for n's replica to hold what its directory did.
-func waitReady(t *testing.T, n *Node) {
+func waitReady(t testing.TB, n *Node) {
 	t.Helper()
 	select {
 	case <-n.Ready():
@@ -205,11 +220,13 @@ func waitReady(t *testing.T, n *Node) {
 	}
 }
 
+func portOf(ln net.Listener) string { return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port) }
+
 func key(bucket string) budget.Key {
 	return budget.Key{Budget: "daily", Bucket: bucket, Window: 1_767_225_600}
 }
 
-func read(t *testing.T, l budget.Ledger, keys ...budget.Key) []uint64 {
+func read(t testing.TB, l budget.Ledger, keys ...budget.Key) []uint64 {
 	t.Helper()
 	totals := make([]uint64, len(keys))
 	if err := l.Read(keys, totals); err != nil {

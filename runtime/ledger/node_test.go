@@ -12,7 +12,7 @@ import (
 )
 
 // openSingle opens a lone node on dir, with no network.
-func openSingle(t *testing.T, dir string, tune func(*raft.Config)) *Node {
+func openSingle(t testing.TB, dir string, tune func(*raft.Config)) *Node {
 	t.Helper()
 	log, logger := clustertest.NewLog()
 	n, err := Open(Config{Dir: dir, Logger: logger, tune: tune})
@@ -30,7 +30,7 @@ func openSingle(t *testing.T, dir string, tune func(*raft.Config)) *Node {
 	return n
 }
 
-func mustAdd(t *testing.T, l budget.Ledger, deltas ...budget.Delta) {
+func mustAdd(t testing.TB, l budget.Ledger, deltas ...budget.Delta) {
 	t.Helper()
 	if err := l.Add(deltas); err != nil {
 		t.Fatalf("add: %v", err)
