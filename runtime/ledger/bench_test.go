@@ -12,7 +12,7 @@ import (
 // round trip to the leader over mutual TLS on top of the commit.
 func BenchmarkFlush(b *testing.B) {
 	b.Run("nodes=1", func(b *testing.B) {
-		benchFlush(b, openSingle(b, b.TempDir(), quick))
+		benchFlush(b, openSingle(b, b.TempDir(), quick).Node)
 	})
 	b.Run("nodes=3/leader", func(b *testing.B) {
 		benchFlush(b, newCluster(b, 3).leader().Node)

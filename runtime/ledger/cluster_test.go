@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,6 +159,9 @@ func TestANodeIsReplaced(t *testing.T) {
 	var ids []string
 	for _, s := range st.Servers {
 		ids = append(ids, s.ID)
+		if !strings.HasPrefix(s.Addr, "localhost:") {
+			t.Errorf("raft knows %s by %s, not the name it advertises", s.ID, s.Addr)
+		}
 	}
 	want := slices.DeleteFunc([]string{"n1", "n2", "n3", "n4"}, func(id string) bool { return id == dead.id })
 	if slices.Sort(ids); !slices.Equal(ids, want) || !st.Ready || st.Leader == "" {

@@ -1,9 +1,9 @@
 package ledger
 
 import (
+	"context"
 	"maps"
 	"math"
-	"math/bits"
 	"slices"
 	"sync"
 
@@ -21,6 +21,12 @@ type FSM struct {
 	totals      map[budget.Key]uint64
 	suspensions map[SuspensionID]Suspension
 	sessions    map[string]*session
+	// index is the raft index of the last command applied; raft's own
+	// applied index runs ahead of it, counting entries handed to the FSM
+	// before they are applied. applied is closed and replaced when it
+	// moves.
+	index   uint64
+	applied chan struct{}
 }
 
 // session is what the FSM remembers of one sender's flushes.
@@ -35,7 +41,8 @@ type session struct {
 var _ raft.FSM = (*FSM)(nil)
 
 func newFSM() *FSM {
-	return &FSM{totals: map[budget.Key]uint64{}, suspensions: map[SuspensionID]Suspension{}, sessions: map[string]*session{}}
+	return &FSM{totals: map[budget.Key]uint64{}, suspensions: map[SuspensionID]Suspension{}, sessions: map[string]*session{},
+		applied: make(chan struct{})}
 }
 
 // Apply applies one committed entry. An entry that does not decode was
@@ -51,6 +58,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.advance(l.Index)
 	switch {
 	case c.Batch != nil:
 		f.applyBatch(c.Batch)
@@ -101,6 +109,37 @@ func (f *FSM) compact(c *compaction) {
 	maps.DeleteFunc(f.sessions, func(_ string, s *session) bool { return s.seen < c.Sessions })
 }
 
+// advance records index as applied; f.mu must be held.
+func (f *FSM) advance(index uint64) {
+	f.index = index
+	close(f.applied)
+	f.applied = make(chan struct{})
+}
+
+// waitApplied waits until the command at index, or a later one, is
+// applied, or ctx ends.
+func (f *FSM) waitApplied(ctx context.Context, index uint64) error {
+	for {
+		f.mu.RLock()
+		done, applied := f.index >= index, f.applied
+		f.mu.RUnlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-applied:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (f *FSM) appliedIndex() uint64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.index
+}
+
 func (f *FSM) read(keys []budget.Key, totals []uint64) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -126,10 +165,4 @@ func (f *FSM) listSuspensions() []Suspension {
 
 // sat adds without wrapping: a total that wrapped would make a spent
 // budget look empty.
-func sat(a, b uint64) uint64 {
-	s, carry := bits.Add64(a, b, 0)
-	if carry != 0 {
-		return math.MaxUint64
-	}
-	return s
-}
+func sat(a, b uint64) uint64 { return a + min(b, math.MaxUint64-a) }

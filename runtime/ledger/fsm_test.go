@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -52,6 +53,8 @@ func TestResentFlushCountsOnce(t *testing.T) {
 			[]command{flushOf("s", 1, 0, 5), flushOf("s", 2, 0, 8), flushOf("s", 3, 0, 10, 4)}, []uint64{10, 4}},
 		{"several in doubt, only the first applied",
 			[]command{flushOf("s", 1, 0, 5), flushOf("s", 3, 0, 10)}, []uint64{10, 0}},
+		{"totals saturate",
+			[]command{flushOf("s", 1, 0, math.MaxUint64), flushOf("s", 2, 1, 1)}, []uint64{math.MaxUint64, 0}},
 		{"sessions are apart",
 			[]command{flushOf("s", 1, 0, 5), flushOf("r", 1, 0, 5)}, []uint64{10, 0}},
 	}

@@ -31,9 +31,10 @@ const (
 	maxBody = 8 << 20
 )
 
-// Handler is the internal endpoint, which Open serves on the cluster
-// port: writes forwarded to the leader, and membership changes.
-func (n *Node) Handler() http.Handler {
+// handler is the internal endpoint: writes forwarded to the leader, and
+// membership changes. It is served on the cluster port only, which the
+// node owns, so it cannot be reached but through mutual TLS.
+func (n *Node) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+pathApply, n.serveApply)
 	mux.HandleFunc("POST "+pathJoin, n.serveMembership(n.addVoter))

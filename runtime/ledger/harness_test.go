@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"slices"
@@ -189,24 +190,18 @@ func (c *testCluster) followers() []*testNode {
 // converged waits until every live node has applied what the leader has.
 func (c *testCluster) converged() {
 	c.t.Helper()
-	target := c.leader().raft.AppliedIndex()
+	target := c.leader().fsm.appliedIndex()
 	for _, tn := range c.live() {
 		waitApplied(c.t, tn.Node, target)
 	}
 }
 
-// waitApplied polls n's applied index, within a deadline: raft has no
-// notice of it.
 func waitApplied(t testing.TB, n *Node, target uint64) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for n.raft.AppliedIndex() < target {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s applied %d, not %d, within %s", n.cfg.ID, n.raft.AppliedIndex(), target, waitFor)
-		}
-		<-tick.C
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := n.fsm.waitApplied(ctx, target); err != nil {
+		t.Fatalf("%s applied %d, not %d, within %s", n.cfg.ID, n.fsm.appliedIndex(), target, waitFor)
 	}
 }
 

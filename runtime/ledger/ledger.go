@@ -127,11 +127,12 @@ func await(ctx context.Context, f raft.Future) error {
 	}
 }
 
+// remaining is what is left of ctx's deadline, which every write's
+// context has, for raft's own timeouts; never 0, which raft takes for
+// no timeout at all.
 func remaining(ctx context.Context) time.Duration {
-	if d, ok := ctx.Deadline(); ok {
-		return time.Until(d)
-	}
-	return 0
+	d, _ := ctx.Deadline()
+	return max(time.Until(d), time.Millisecond)
 }
 
 // forward posts body to the leader's internal endpoint path, marked as

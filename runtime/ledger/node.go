@@ -179,7 +179,7 @@ func (n *Node) start() error {
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	target, err := n.recoveredIndex(snaps)
+	target, err := n.recoveredIndex()
 	if err != nil {
 		return err
 	}
@@ -260,38 +260,38 @@ func (n *Node) bootstrapConfig(self raft.ServerAddress) raft.Configuration {
 	return c
 }
 
-// recoveredIndex is the last entry the directory holds, logged or
-// snapshotted: until it is applied, the replica is behind what this node
-// itself knew before it stopped.
-func (n *Node) recoveredIndex(snaps raft.SnapshotStore) (uint64, error) {
+// recoveredIndex is the last command the directory's log holds: until
+// it is applied, the replica is behind what this node itself knew
+// before it stopped. Commands are nearly every entry, so the walk back
+// past the others is short; a log with none leaves only the snapshot,
+// which raft restores before NewRaft returns.
+func (n *Node) recoveredIndex() (uint64, error) {
+	first, err := n.store.FirstIndex()
+	if err != nil {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
 	last, err := n.store.LastIndex()
 	if err != nil {
 		return 0, fmt.Errorf("ledger: %w", err)
 	}
-	metas, err := snaps.List()
-	if err != nil {
-		return 0, fmt.Errorf("ledger: snapshots: %w", err)
-	}
-	if len(metas) > 0 {
-		last = max(last, metas[0].Index)
-	}
-	return last, nil
-}
-
-// watchReady closes Ready once the replica has applied everything the
-// directory held. Raft offers no notice of an applied index, so it is
-// polled, briefly: this only runs from start to recovery.
-func (n *Node) watchReady(target uint64) {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for n.raft.AppliedIndex() < target {
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-t.C:
+	for i := last; i >= first && i > 0; i-- {
+		var l raft.Log
+		if err := n.store.GetLog(i, &l); err != nil {
+			return 0, fmt.Errorf("ledger: log entry %d: %w", i, err)
+		}
+		if l.Type == raft.LogCommand {
+			return i, nil
 		}
 	}
-	close(n.ready)
+	return 0, nil
+}
+
+// watchReady closes Ready once the replica has applied the command at
+// target.
+func (n *Node) watchReady(target uint64) {
+	if n.fsm.waitApplied(n.ctx, target) == nil {
+		close(n.ready)
+	}
 }
 
 // Ready is closed once the replica holds at least what this node's
@@ -301,7 +301,7 @@ func (n *Node) Ready() <-chan struct{} { return n.ready }
 
 func (n *Node) serveInternal() {
 	n.http = &http.Server{
-		Handler:           n.Handler(),
+		Handler:           n.handler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
 	}

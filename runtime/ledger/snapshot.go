@@ -18,6 +18,7 @@ import (
 // persisted is the FSM as a snapshot holds it, after the format byte:
 // every list sorted, so equal states write equal bytes.
 type persisted struct {
+	Index       uint64             `json:"index"`
 	Totals      []wireDelta        `json:"totals"`
 	Suspensions []Suspension       `json:"suspensions"`
 	Sessions    []persistedSession `json:"sessions"`
@@ -34,6 +35,7 @@ type persistedSession struct {
 // fsmSnapshot is a copy of the state taken under the FSM's lock, so raft
 // can go on applying while it is written.
 type fsmSnapshot struct {
+	index       uint64
 	totals      map[budget.Key]uint64
 	suspensions map[SuspensionID]Suspension
 	sessions    map[string]session
@@ -44,7 +46,7 @@ type fsmSnapshot struct {
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	s := &fsmSnapshot{totals: maps.Clone(f.totals), suspensions: maps.Clone(f.suspensions), sessions: make(map[string]session, len(f.sessions))}
+	s := &fsmSnapshot{index: f.index, totals: maps.Clone(f.totals), suspensions: maps.Clone(f.suspensions), sessions: make(map[string]session, len(f.sessions))}
 	for id, ss := range f.sessions {
 		s.sessions[id] = *ss
 	}
@@ -72,7 +74,7 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 func (s *fsmSnapshot) Release() {}
 
 func (s *fsmSnapshot) persisted() persisted {
-	p := persisted{Totals: sortedDeltas(s.totals), Suspensions: slices.Collect(maps.Values(s.suspensions))}
+	p := persisted{Index: s.index, Totals: sortedDeltas(s.totals), Suspensions: slices.Collect(maps.Values(s.suspensions))}
 	sortSuspensions(p.Suspensions)
 	for _, id := range slices.Sorted(maps.Keys(s.sessions)) {
 		ss := s.sessions[id]
@@ -101,6 +103,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	f.totals, f.suspensions, f.sessions = totals, suspensions, sessions
+	f.advance(p.Index)
 	f.mu.Unlock()
 	return nil
 }
