@@ -149,24 +149,19 @@ func (c *Config) check() error {
 	case len(c.Peers) > 0 && len(c.Join) > 0:
 		return errors.New("ledger: bootstrap peers and join are exclusive")
 	}
+	self := false
 	for _, p := range c.Peers {
-		if p.ID == c.ID && p.Addr != c.Cluster.Advertise() {
+		if p.ID != c.ID {
+			continue
+		}
+		if self = true; p.Addr != c.Cluster.Advertise() {
 			return fmt.Errorf("ledger: peers name this node %s at %s, but it advertises %s", p.ID, p.Addr, c.Cluster.Advertise())
 		}
 	}
-	if len(c.Peers) > 0 && !c.inPeers() {
+	if len(c.Peers) > 0 && !self {
 		return fmt.Errorf("ledger: peers do not include this node (%s)", c.ID)
 	}
 	return nil
-}
-
-func (c *Config) inPeers() bool {
-	for _, p := range c.Peers {
-		if p.ID == c.ID {
-			return true
-		}
-	}
-	return false
 }
 
 func (n *Node) start() error {
@@ -194,7 +189,7 @@ func (n *Node) start() error {
 	}
 	if !existing && len(n.cfg.Join) == 0 {
 		if err := n.raft.BootstrapCluster(n.bootstrapConfig(trans.LocalAddr())).Error(); err != nil {
-			n.raft.Shutdown()
+			n.raft.Shutdown().Error()
 			return fmt.Errorf("ledger: bootstrap: %w", err)
 		}
 	}
