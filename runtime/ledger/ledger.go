@@ -1,0 +1,173 @@
+// Package ledger keeps budget spend and suspensions durable and shared
+// across a pistrad cluster, on hashicorp/raft with a BoltDB log and a
+// file snapshot store. A Node is the budget.Ledger its gateway flushes to
+// every 500 ms.
+//
+// Reads never wait on raft: they answer from the node's replica, so a
+// request is never held up by the cluster, and a node without quorum
+// keeps serving on its last known totals plus its own unflushed spend,
+// which budget keeps while Add fails. Writes go to the leader: applied in
+// place when this node leads, otherwise posted to the leader's internal
+// endpoint over the cluster port (mutual TLS, then the cluster secret),
+// with a bounded timeout; without a leader they fail at once.
+//
+// A flush is counted exactly once: one that timed out and is resent,
+// merged into the next, is not counted twice if the first was applied
+// after all (see FSM.applyBatch). Totals of windows long over are
+// dropped (see Retention), so the state does not grow without bound.
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/pistra/pistra/runtime/budget"
+)
+
+// ErrNoLeader is a write refused because this node knows no leader: the
+// cluster has no quorum, or this node cannot reach it.
+var ErrNoLeader = errors.New("ledger: no leader (no quorum)")
+
+var _ budget.Ledger = (*Node)(nil)
+
+// flusher is Add's state. Flushes are sent one at a time (budget's Gate
+// serializes them too), each numbered in this process's session.
+type flusher struct {
+	mu        sync.Mutex
+	session   string
+	seq, base uint64
+}
+
+// newSession names this process's flushes: the node ID and a random
+// suffix, since a restarted process starts numbering again.
+func newSession(id string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return id + "/" + hex.EncodeToString(b[:])
+}
+
+// Read fills totals from this node's replica: no network, no raft.
+func (n *Node) Read(keys []budget.Key, totals []uint64) error {
+	n.fsm.read(keys, totals)
+	return nil
+}
+
+// Add writes one flush. On an error (no leader, no quorum, a timeout) the
+// caller keeps the spend and sends it again merged into its next Add, as
+// budget's Gate does; that resent spend is counted once, even if the
+// failed flush was applied after all.
+func (n *Node) Add(deltas []budget.Delta) error {
+	if len(deltas) == 0 {
+		return nil
+	}
+	f := &n.flush
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	b := &batch{Session: f.session, Seq: f.seq, Base: f.base, At: time.Now().Unix(), Deltas: wireDeltas(deltas)}
+	if err := n.write(n.ctx, command{Batch: b}); err != nil {
+		return err
+	}
+	f.base = f.seq
+	return nil
+}
+
+// write commits c: in place on the leader, else through the leader's
+// internal endpoint; either way within ApplyTimeout.
+func (n *Node) write(ctx context.Context, c command) error {
+	data, err := encode(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout)
+	defer cancel()
+	if n.leads() {
+		return n.applyLocal(ctx, data)
+	}
+	return n.forward(ctx, pathApply, data)
+}
+
+// applyLocal proposes data on this node, which leads, and waits for its
+// commit until ctx ends.
+func (n *Node) applyLocal(ctx context.Context, data []byte) error {
+	f := n.raft.Apply(data, remaining(ctx))
+	if err := await(ctx, f); err != nil {
+		return fmt.Errorf("ledger: write: %w", err)
+	}
+	if err, ok := f.Response().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// await waits for f until ctx ends. Raft's futures have no channel; the
+// goroutine left behind on a timeout ends when raft resolves f, which it
+// does on commit, on losing leadership or on shutdown.
+func await(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return fmt.Errorf("%w: %v", ErrNoLeader, err)
+		}
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// remaining is what is left of ctx's deadline, which every write's
+// context has, for raft's own timeouts; never 0, which raft takes for
+// no timeout at all.
+func remaining(ctx context.Context) time.Duration {
+	d, _ := ctx.Deadline()
+	return max(time.Until(d), time.Millisecond)
+}
+
+// forward posts body to the leader's internal endpoint path, marked as
+// forwarded so that it goes no further.
+func (n *Node) forward(ctx context.Context, path string, body []byte) error {
+	addr, _ := n.raft.LeaderWithID()
+	if addr == "" || n.cfg.Cluster == nil {
+		return ErrNoLeader
+	}
+	return n.post(ctx, string(addr), path, body, true)
+}
+
+// post sends body to path on the node at addr, with the cluster secret.
+func (n *Node) post(ctx context.Context, addr, path string, body []byte, forwarded bool) error {
+	cl := n.cfg.Cluster
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cl.URL(addr, path), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set(secretHeader, n.cfg.Secret)
+	if forwarded {
+		req.Header.Set(forwardedHeader, "1")
+	}
+	resp, err := cl.Client().Do(req)
+	if err != nil {
+		return fmt.Errorf("ledger: %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	err = fmt.Errorf("ledger: %s answered %s: %s", addr, resp.Status, bytes.TrimSpace(msg))
+	if resp.StatusCode == http.StatusMisdirectedRequest {
+		err = fmt.Errorf("%w: %v", ErrNoLeader, err)
+	}
+	return err
+}
