@@ -64,10 +64,8 @@ type Ticket interface {
 type Outcome struct {
 	// Status is the upstream status the client was answered with.
 	Status int
-	// Complete is true when the answer reached its end: the whole body,
-	// or for a stream its terminal event.
-	Complete bool
-	// Usage is what the answer reported using, read from Source.
+	// Usage is what the answer reported using, read from Source: for an
+	// answer cut short, what it reported before it broke.
 	Usage  meter.Usage
 	Source meter.Source
 }

@@ -114,7 +114,7 @@ func exceeded(b *plan.Budget, cost uint64, reset, now time.Time) *admission.Refu
 		why = fmt.Sprintf("cannot hold it at all: it is held at %d, more than the whole limit (set a lower max_tokens)", cost)
 	}
 	return &admission.Refusal{Reason: ReasonExceeded, Error: &dialect.Error{
-		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: reset.Sub(now),
+		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: reset.Sub(now), Final: cost > b.Limit,
 		Message: fmt.Sprintf("budget %q (%d tokens per %s) %s; its window resets at %s",
 			b.Name, b.Limit, b.Window, why, reset.Format(time.RFC3339)),
 	}}

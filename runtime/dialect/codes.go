@@ -106,6 +106,9 @@ type Error struct {
 	// RetryAfter, when set, is when the request may succeed again; it is
 	// sent as retry-after.
 	RetryAfter time.Duration
+	// Final is set when retrying the request as sent cannot succeed, at
+	// any time: x-should-retry: false tells the SDKs not to.
+	Final bool
 }
 
 // maxSDKWait is the longest retry-after the official SDKs wait for; past
@@ -115,16 +118,17 @@ const maxSDKWait = time.Minute
 
 // SetRetryHeaders sets retry-after from e.RetryAfter, in whole seconds
 // rounded up, and x-should-retry: false when the wait is longer than an
-// SDK would honour, so its retries do not hammer a refusal that stands.
+// SDK would honour or no wait helps (Final), so its retries do not hammer a
+// refusal that stands.
 func (e *Error) SetRetryHeaders(h http.Header) {
+	if e.Final || e.RetryAfter > maxSDKWait {
+		h.Set("X-Should-Retry", "false")
+	}
 	if e.RetryAfter <= 0 {
 		return
 	}
 	secs := (e.RetryAfter + time.Second - 1) / time.Second
 	h.Set("Retry-After", strconv.FormatInt(int64(secs), 10))
-	if e.RetryAfter > maxSDKWait {
-		h.Set("X-Should-Retry", "false")
-	}
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }

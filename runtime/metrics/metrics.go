@@ -176,7 +176,8 @@ func (m *Metrics) Tokens(provider, model string, u *meter.Usage) {
 func (m *Metrics) Refused(reason string) { m.refusals.WithLabelValues(reason).Inc() }
 
 // ResetBudgets forgets the budget gauges before a flush republishes them,
-// so a budget no longer in use stops being reported.
+// so a budget stops being reported once it has no bucket in its current
+// window (one a reload removed, once its last bucket has drained).
 func (m *Metrics) ResetBudgets() {
 	m.used.Reset()
 	m.buckets.Reset()

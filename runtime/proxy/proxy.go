@@ -181,7 +181,7 @@ func (x *Exchange) settle(t *admission.Ticket) {
 		return
 	}
 	res := x.Record
-	x.outcome = admission.Outcome{Status: res.Status, Complete: res.Err == nil, Usage: res.Usage, Source: res.UsageFrom}
+	x.outcome = admission.Outcome{Status: res.Status, Usage: res.Usage, Source: res.UsageFrom}
 	(*t).Settle(&x.outcome)
 	*t = nil
 }
