@@ -36,6 +36,7 @@ func main() {
 
 type config struct {
 	opts       server.Options
+	ledger     ledgerFlags
 	bundle     string
 	grace      time.Duration
 	drain      time.Duration
@@ -64,6 +65,7 @@ func parseFlags(args []string) (config, error) {
 		"idle upstream connections kept per host; size it to the expected concurrency")
 	fs.BoolVar(&c.opts.Transport.StdlibOnly, "stdlib-upstream-client", false,
 		"send cleartext (http://) upstreams through net/http's Transport instead of the lean HTTP/1.1 client")
+	c.ledger.register(fs)
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
 	fs.DurationVar(&c.logFlushes, "log-flush-interval", 200*time.Millisecond,
 		"how often buffered log lines are written to stderr (0: every line at once)")
@@ -91,6 +93,17 @@ func run(args []string) error {
 	c.opts.Logger = log
 	c.opts.AdminToken = os.Getenv("PISTRA_ADMIN_TOKEN")
 	c.opts.Load = loader(c.bundle)
+	node, err := c.ledger.open(log)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if node != nil {
+		// Stopped after the server, whose last budget flush goes to it.
+		defer node.Shutdown()
+		c.opts.Ledger, c.opts.Suspensions, c.opts.LedgerHealth = node, node, node
+	} else {
+		log.Warn("no -ledger-dir: budget spend is kept in this process only, forgotten on restart, and not shared with other replicas")
+	}
 	srv, err := server.New(c.opts)
 	if err != nil {
 		return err

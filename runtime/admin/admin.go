@@ -3,6 +3,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/catalog"
+	"github.com/pistra/pistra/runtime/ledger"
 )
 
 // Controller is what the admin API drives: the snapshot holder.
@@ -32,7 +34,16 @@ type Controller interface {
 	Catalog(now time.Time) CatalogReport
 	// Budgets lists every open budget bucket with its exact figures.
 	Budgets() []budget.BucketReport
+	// Suspend, Unsuspend and ListSuspensions manage suspensions; a kind or
+	// name the policy does not declare is an error wrapping ErrBadRequest.
+	Suspend(ctx context.Context, s ledger.Suspension) error
+	Unsuspend(ctx context.Context, kind ledger.Kind, name string) error
+	ListSuspensions() ([]ledger.Suspension, error)
 }
+
+// ErrBadRequest is wrapped by a Controller's errors that are the caller's
+// to fix (answered 400); other errors are the ledger's (answered 503).
+var ErrBadRequest = errors.New("bad request")
 
 // BudgetsReport is GET /admin/v1/budgets: every bucket this node has open,
 // those of a budget a reload removed included while they drain.
@@ -62,6 +73,12 @@ type Status struct {
 	// LastReloadError is the reason the most recent reload was refused;
 	// empty when it succeeded or none was tried.
 	LastReloadError string `json:"last_reload_error,omitempty"`
+	// LastFlush is when budget spend last reached the ledger.
+	LastFlush time.Time `json:"last_flush"`
+	// Ledger is the durable ledger's state (raft role, leader, peers);
+	// absent when budgets are kept in this process's memory. An empty
+	// leader means the ledger is degraded.
+	Ledger *ledger.Status `json:"ledger,omitempty"`
 }
 
 // ErrNoToken is returned by Handler when no admin token is configured: an
@@ -80,6 +97,9 @@ func Handler(token string, c Controller) (http.Handler, error) {
 	mux.HandleFunc("POST /admin/v1/preflight", a.preflight)
 	mux.HandleFunc("GET /admin/v1/catalog/report", a.catalog)
 	mux.HandleFunc("GET /admin/v1/budgets", a.budgets)
+	mux.HandleFunc("GET /admin/v1/suspensions", a.listSuspensions)
+	mux.HandleFunc("POST /admin/v1/suspensions", a.suspend)
+	mux.HandleFunc("DELETE /admin/v1/suspensions/{kind}/{name}", a.unsuspend)
 	// Profiles of the running gateway, behind the same token: CPU and heap
 	// are how a latency or overhead question gets answered in production.
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
@@ -153,6 +173,56 @@ func (a *api) catalog(w http.ResponseWriter, _ *http.Request) {
 
 func (a *api) budgets(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, BudgetsReport{AsOf: time.Now().UTC(), Buckets: a.c.Budgets()})
+}
+
+type suspensionsBody struct {
+	Suspensions []ledger.Suspension `json:"suspensions"`
+}
+
+func (a *api) listSuspensions(w http.ResponseWriter, _ *http.Request) {
+	list, err := a.c.ListSuspensions()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if list == nil {
+		list = []ledger.Suspension{}
+	}
+	writeJSON(w, http.StatusOK, suspensionsBody{Suspensions: list})
+}
+
+// suspend takes {"kind": "key"|"provider"|"rule", "name": ..., "reason": ...}.
+func (a *api) suspend(w http.ResponseWriter, r *http.Request) {
+	var s ledger.Suspension
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "want {\"kind\": \"key\"|\"provider\"|\"rule\", \"name\": ..., \"reason\": ...}: " + err.Error()})
+		return
+	}
+	if err := a.c.Suspend(r.Context(), s); err != nil {
+		writeError(w, err)
+		return
+	}
+	a.listSuspensions(w, r)
+}
+
+func (a *api) unsuspend(w http.ResponseWriter, r *http.Request) {
+	if err := a.c.Unsuspend(r.Context(), ledger.Kind(r.PathValue("kind")), r.PathValue("name")); err != nil {
+		writeError(w, err)
+		return
+	}
+	a.listSuspensions(w, r)
+}
+
+// writeError answers a Controller error: 400 when it is the caller's to
+// fix, 503 when the ledger could not do it.
+func writeError(w http.ResponseWriter, err error) {
+	status := http.StatusServiceUnavailable
+	if errors.Is(err, ErrBadRequest) {
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, errorBody{Error: err.Error()})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1,16 +1,20 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/catalog"
+	"github.com/pistra/pistra/runtime/ledger"
 )
 
 type fakeController struct {
@@ -19,6 +23,7 @@ type fakeController struct {
 	status    Status
 	// preflightFor records the key each preflight acted for.
 	preflightFor []string
+	suspended    []ledger.Suspension
 }
 
 func (f *fakeController) Reload() error  { f.reloads++; return f.reloadErr }
@@ -40,6 +45,24 @@ func (f *fakeController) Catalog(now time.Time) CatalogReport {
 func (f *fakeController) Budgets() []budget.BucketReport {
 	return []budget.BucketReport{{Budget: "team-daily", Bucket: "dev", Limit: 100, Spent: 40, Held: 7}}
 }
+
+func (f *fakeController) Suspend(_ context.Context, s ledger.Suspension) error {
+	if s.Name != "dev" {
+		return fmt.Errorf("%w: no key %q", ErrBadRequest, s.Name)
+	}
+	f.suspended = append(f.suspended, s)
+	return nil
+}
+
+func (f *fakeController) Unsuspend(_ context.Context, kind ledger.Kind, name string) error {
+	if name != "dev" {
+		return errors.New("no leader")
+	}
+	f.suspended = nil
+	return nil
+}
+
+func (f *fakeController) ListSuspensions() ([]ledger.Suspension, error) { return f.suspended, nil }
 
 func TestHandlerRefusesEmptyToken(t *testing.T) {
 	if _, err := Handler("", &fakeController{}); !errors.Is(err, ErrNoToken) {
@@ -71,6 +94,12 @@ func TestAdminRoutes(t *testing.T) {
 		{"catalog report needs the admin token", "GET", "/admin/v1/catalog/report", "", nil, 401, 0, 0},
 		{"budgets", "GET", "/admin/v1/budgets", "Bearer s3cret", nil, 200, 0, 0},
 		{"budgets need the admin token", "GET", "/admin/v1/budgets", "", nil, 401, 0, 0},
+		{"suspensions", "GET", "/admin/v1/suspensions", "Bearer s3cret", nil, 200, 0, 0},
+		{"suspend", "POST", "/admin/v1/suspensions", "Bearer s3cret", nil, 200, 0, 0},
+		{"suspend a name the policy lacks", "POST", "/admin/v1/suspensions?bad=name", "Bearer s3cret", nil, 400, 0, 0},
+		{"unsuspend", "DELETE", "/admin/v1/suspensions/key/dev", "Bearer s3cret", nil, 200, 0, 0},
+		{"unsuspend without a ledger leader", "DELETE", "/admin/v1/suspensions/key/ghost", "Bearer s3cret", nil, 503, 0, 0},
+		{"suspensions need the admin token", "GET", "/admin/v1/suspensions", "", nil, 401, 0, 0},
 		{"heap profile", "GET", "/debug/pprof/heap?debug=1", "Bearer s3cret", nil, 200, 0, 0},
 		{"profiles need the admin token", "GET", "/debug/pprof/heap", "", nil, 401, 0, 0},
 	}
@@ -81,7 +110,14 @@ func TestAdminRoutes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := httptest.NewRequest(tt.method, tt.path, nil)
+			var body io.Reader
+			switch tt.path {
+			case "/admin/v1/suspensions":
+				body = strings.NewReader(`{"kind":"key","name":"dev","reason":"leaked"}`)
+			case "/admin/v1/suspensions?bad=name":
+				body = strings.NewReader(`{"kind":"key","name":"ghost"}`)
+			}
+			req := httptest.NewRequest(tt.method, tt.path, body)
 			if tt.auth != "" {
 				req.Header.Set("Authorization", tt.auth)
 			}
@@ -99,6 +135,11 @@ func TestAdminRoutes(t *testing.T) {
 				var st Status
 				if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.SourceHash != "abc" || !st.LoadedAt.Equal(loaded) {
 					t.Fatalf("status body %s (%v)", rec.Body, err)
+				}
+			case "/admin/v1/suspensions":
+				var sb struct{ Suspensions []ledger.Suspension }
+				if err := json.Unmarshal(rec.Body.Bytes(), &sb); err != nil || (tt.method == "POST" && len(sb.Suspensions) != 1) {
+					t.Fatalf("suspensions body %s (%v)", rec.Body, err)
 				}
 			case "/admin/v1/budgets":
 				var rep BudgetsReport

@@ -48,7 +48,47 @@ type Refusal struct {
 	Reason string
 	// Error is the client's answer when no candidate is sent at all.
 	Error *dialect.Error
+	// Final refuses the request, not only the candidate: the attempt loop
+	// answers with Error at once instead of trying the next candidate.
+	Final bool
 }
+
+// Gates chains gates: a candidate is admitted only when every one admits
+// it, in order; a refusal gives back what the earlier ones took.
+type Gates []Gate
+
+var _ Gate = Gates(nil)
+
+func (gs Gates) Admit(r *Request, c *plan.Candidate) (Ticket, *Refusal) {
+	held := NothingHeld
+	for _, g := range gs {
+		t, no := g.Admit(r, c)
+		if no != nil {
+			held.Release()
+			return nil, no
+		}
+		held = join(held, t)
+	}
+	return held, nil
+}
+
+// join is one ticket for two; a gate that took nothing adds nothing.
+func join(a, b Ticket) Ticket {
+	switch {
+	case a == NothingHeld:
+		return b
+	case b == NothingHeld:
+		return a
+	}
+	return both{a, b}
+}
+
+// both is two gates' tickets closed together.
+type both [2]Ticket
+
+func (b both) Release() { b[0].Release(); b[1].Release() }
+
+func (b both) Settle(o *Outcome) { b[0].Settle(o); b[1].Settle(o) }
 
 // Ticket is what one admission took. The attempt loop calls exactly one
 // of its methods, once.

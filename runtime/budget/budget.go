@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pistra/pistra/runtime/admission"
@@ -56,6 +57,9 @@ type Gate struct {
 	flushBufs []*bucket
 
 	tickets sync.Pool
+
+	// flushedAt is when the last flush succeeded (Unix nanoseconds).
+	flushedAt atomic.Int64
 }
 
 var _ admission.Gate = (*Gate)(nil)

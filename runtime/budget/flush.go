@@ -46,7 +46,17 @@ func (g *Gate) Flush() error {
 	}
 	g.sweep()
 	g.publish()
+	g.flushedAt.Store(g.now().UnixNano())
 	return nil
+}
+
+// LastFlush is when spend last reached the ledger and totals were last
+// read back; the zero time before the first flush.
+func (g *Gate) LastFlush() time.Time {
+	if n := g.flushedAt.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // collect lists the open buckets and moves each one's unflushed spend to

@@ -87,6 +87,11 @@ const (
 	// CodeBudgetError (503): the budget ledger could not answer, so the
 	// request could not be held against its budget.
 	CodeBudgetError Code = "budget_error"
+	// CodeKeySuspended (403): an operator suspended the key.
+	CodeKeySuspended Code = "key_suspended"
+	// CodeProviderSuspended (503): an operator suspended the provider the
+	// request is routed to first; it is not sent down the failover list.
+	CodeProviderSuspended Code = "provider_suspended"
 	// CodeNotReady (503): no policy snapshot is active yet.
 	CodeNotReady Code = "not_ready"
 	// CodeInternal (500): a bug in pistrad; the request id finds the log.

@@ -103,6 +103,10 @@ func (p *Proxy) Serve(x *Exchange) {
 		}
 		release(&held) // the abandoned candidate's claim, before the next is priced
 		t, no := gate.Admit(&x.Admission, c)
+		if no != nil && no.Final && last == nil {
+			p.answer(x, res, no.Error)
+			return
+		}
 		if no != nil {
 			p.Metrics.FailoverSkipped(up.Name, no.Reason)
 			refused = cmp.Or(refused, no.Error)

@@ -32,7 +32,7 @@ func (s *Server) authenticate(x *exchange, anthropicToo bool) *dialect.Error {
 	}
 	x.key, x.profile = k, p
 	x.rec.Profile = x.snap.Graph.Profiles[p].Name
-	return nil
+	return s.keySuspended(x.snap.Graph.Keys[k].Name)
 }
 
 // credential returns the key the client presented, and whether it

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"github.com/pistra/pistra/runtime/budget"
 	"time"
@@ -50,12 +51,20 @@ func (s *Server) Status() admin.Status {
 	snap := s.snap.Load()
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
-	return admin.Status{
+	st := admin.Status{
 		SourceHash:      snap.Graph.SourceHash,
 		Source:          snap.Source,
 		LoadedAt:        snap.LoadedAt,
 		LastReloadError: s.lastReloadErr,
+		LastFlush:       s.budgets.LastFlush(),
 	}
+	if h := s.opts.LedgerHealth; h != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		ls := h.Status(ctx)
+		st.Ledger = &ls
+	}
+	return st
 }
 
 // Catalog reports every routable channel of the serving snapshot with the

@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/admin"
+	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/budget"
+	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
@@ -58,6 +60,12 @@ type Options struct {
 	// Ledger keeps budget spend (default: in this process's memory, so
 	// budgets are per process).
 	Ledger budget.Ledger
+	// Suspensions keeps operators' suspensions; nil when there is no
+	// durable ledger, and then nothing can be suspended.
+	Suspensions Suspensions
+	// LedgerHealth reports the durable ledger's state for readiness and
+	// the admin status; nil without one.
+	LedgerHealth ledger.Health
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (default proxy.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
@@ -96,7 +104,11 @@ func New(o Options) (*Server, error) {
 	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), errs: make(chan error, 2)}
 	s.scrape = s.metrics.Handler()
 	s.budgets = budget.New(o.Ledger, s.metrics, time.Now)
-	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: s.budgets,
+	var gate admission.Gate = s.budgets
+	if o.Suspensions != nil {
+		gate = admission.Gates{suspensionGate{o.Suspensions}, s.budgets}
+	}
+	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: gate,
 		MaxAnswerBytes: o.MaxAnswerBytes}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
@@ -239,11 +251,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/healthz":
 		writePlain(w, http.StatusOK, "ok\n")
 	case "/readyz":
-		if s.ready.Load() && s.snap.Load() != nil {
-			writePlain(w, http.StatusOK, "ready\n")
-		} else {
-			writePlain(w, http.StatusServiceUnavailable, "not ready\n")
-		}
+		s.readyz(w)
 	case "/metrics":
 		s.scrape.ServeHTTP(w, r)
 	default:
@@ -253,6 +261,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.notFound(w, r)
 	}
+}
+
+// readyz reports ready once a snapshot serves and the ledger's replica has
+// caught up with what its directory held. A ledger without a leader keeps
+// the node ready (it serves on its last known totals) but says so.
+func (s *Server) readyz(w http.ResponseWriter) {
+	if !s.ready.Load() || s.snap.Load() == nil {
+		writePlain(w, http.StatusServiceUnavailable, "not ready\n")
+		return
+	}
+	h := s.opts.LedgerHealth
+	if h == nil {
+		writePlain(w, http.StatusOK, "ready\n")
+		return
+	}
+	select {
+	case <-h.Ready():
+	default:
+		writePlain(w, http.StatusServiceUnavailable, "not ready: the ledger is still replaying its log\n")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if h.Status(ctx).Leader == "" {
+		writePlain(w, http.StatusOK, "ready; ledger degraded: no leader, budgets held on the last known totals\n")
+		return
+	}
+	writePlain(w, http.StatusOK, "ready\n")
 }
 
 func writePlain(w http.ResponseWriter, status int, body string) {
