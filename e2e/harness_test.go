@@ -135,6 +135,12 @@ func start(t *testing.T) *env {
 // startWith is start serving the catalog and policy tmpl instead.
 func startWith(t *testing.T, tmpl string) *env {
 	t.Helper()
+	return startWithOptions(t, tmpl, nil)
+}
+
+// startWithOptions is startWith with the server's options adjusted by mod.
+func startWithOptions(t *testing.T, tmpl string, mod func(*server.Options)) *env {
+	t.Helper()
 	e := &env{t: t, logs: &testkit.SyncBuffer{}}
 	var openaiURL, backupURL, anthropicURL string
 	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretOpenAI})
@@ -144,7 +150,7 @@ func startWith(t *testing.T, tmpl string) *env {
 	e.bundlePath = filepath.Join(t.TempDir(), "bundle.json")
 	e.writeBundle(e.policy)
 
-	srv, err := server.New(server.Options{
+	opts := server.Options{
 		PublicAddr:   "127.0.0.1:0",
 		AdminAddr:    "127.0.0.1:0",
 		AdminToken:   adminToken,
@@ -153,7 +159,11 @@ func startWith(t *testing.T, tmpl string) *env {
 		LookupEnv:    func(k string) (string, bool) { v, ok := upstreamEnv[k]; return v, ok },
 		Logger:       slog.New(slog.NewJSONHandler(e.logs, nil)),
 		MaxRetryWait: 50 * time.Millisecond,
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ trap stop INT TERM EXIT
 
 "$bin/fakeprovider" -openai 127.0.0.1:9901 -anthropic 127.0.0.1:9902 &
 pids+=($!)
-"$bin/pistrad" -listen 127.0.0.1:8080 -admin-listen 127.0.0.1:8081 &
+"$bin/pistrad" -listen 127.0.0.1:8080 -admin-listen 127.0.0.1:8081 -ledger-dir .run/ledger &
 pids+=($!)
 
 echo "pistra: public API http://127.0.0.1:8080 (key sk-pistra-dev), admin http://127.0.0.1:8081 (token $PISTRA_ADMIN_TOKEN); Ctrl-C stops" >&2
