@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/gen"
+	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
@@ -66,6 +67,8 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.opts.Transport.StdlibOnly, "stdlib-upstream-client", false,
 		"send cleartext (http://) upstreams through net/http's Transport instead of the lean HTTP/1.1 client")
 	c.ledger.register(fs)
+	fs.Float64Var(&c.opts.DegradedShare, "budget-degraded-share", budget.DefaultDegradedShare,
+		"fraction of each budget limit this node may spend on its own while its ledger has no quorum, before refusing budget_error")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
 	fs.DurationVar(&c.logFlushes, "log-flush-interval", 200*time.Millisecond,
 		"how often buffered log lines are written to stderr (0: every line at once)")

@@ -46,6 +46,15 @@ func (b *bucket) take(cost, limit uint64) bool {
 	return true
 }
 
+// fitsAlone reports whether cost fits in share of limit beside what this
+// node has spent and holds on its own, beyond the ledger's last total.
+func (b *bucket) fitsAlone(cost, limit uint64, share float64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	own := sat(sat(b.flushing, b.unflushed), sat(b.held, cost))
+	return float64(own) <= share*float64(limit)
+}
+
 // settle replaces a hold of held with spent.
 func (b *bucket) settle(held, spent uint64) {
 	b.mu.Lock()

@@ -60,6 +60,27 @@ type Gate struct {
 
 	// flushedAt is when the last flush succeeded (Unix nanoseconds).
 	flushedAt atomic.Int64
+	// degraded is set while flushes fail: the ledger cannot take this
+	// node's spend, and its totals have stopped moving.
+	degraded atomic.Bool
+	// degradedShare is the fraction of each limit this node may spend and
+	// hold on its own while degraded.
+	degradedShare float64
+}
+
+// DefaultDegradedShare is the fraction of a limit a node may spend on its
+// own while its ledger has no quorum: enough to ride out an election, small
+// enough that a partitioned cluster cannot spend a multiple of a limit.
+const DefaultDegradedShare = 0.1
+
+// SetDegradedShare sets the fraction of each limit this node may spend
+// and hold on its own, beyond the last totals it read, while its flushes
+// fail; past it, requests are refused budget_error until the ledger
+// answers again. It is meant to be set once, before traffic.
+func (g *Gate) SetDegradedShare(f float64) {
+	if f >= 0 && f <= 1 {
+		g.degradedShare = f
+	}
 }
 
 var _ admission.Gate = (*Gate)(nil)
@@ -67,7 +88,7 @@ var _ admission.Gate = (*Gate)(nil)
 // New returns a gate keeping its totals in ledger. now is the clock
 // (time.Now in pistrad); windows roll by it, in UTC.
 func New(ledger Ledger, m *metrics.Metrics, now func() time.Time) *Gate {
-	g := &Gate{ledger: ledger, metrics: m, now: now, buckets: map[Key]*bucket{}}
+	g := &Gate{ledger: ledger, metrics: m, now: now, buckets: map[Key]*bucket{}, degradedShare: DefaultDegradedShare}
 	g.tickets.New = func() any { return &ticket{g: g} }
 	return g
 }
@@ -102,6 +123,10 @@ func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.
 	bk, err := g.bucket(b, bucketName(r, b), now)
 	if err != nil {
 		return errorRefusal(b, err)
+	}
+	if g.degraded.Load() && !bk.fitsAlone(cost, b.Limit, g.degradedShare) {
+		return errorRefusal(b, fmt.Errorf("%w: this node may spend %.0f%% of the limit on its own until the ledger answers",
+			ErrLedger, g.degradedShare*100))
 	}
 	if !bk.take(cost, b.Limit) {
 		return exceeded(b, cost, bk.reset, now)

@@ -348,3 +348,69 @@ func BenchmarkHoldAndSettle(b *testing.B) {
 		}
 	})
 }
+
+// flaky is a ledger whose writes fail while down is set: a cluster without
+// quorum.
+type flaky struct {
+	*Memory
+	down atomic.Bool
+}
+
+func (f *flaky) Add(d []Delta) error {
+	if f.down.Load() {
+		return errors.New("no leader")
+	}
+	return f.Memory.Add(d)
+}
+
+// TestNoQuorum: while flushes fail, a node serves on its last totals plus
+// its own spend up to a share of the limit, then refuses budget_error; the
+// spend it kept is written once the ledger answers again.
+func TestNoQuorum(t *testing.T) {
+	s := testSnapshot(t, total(10_000, plan.WindowDay, plan.PerProfile))
+	led := &flaky{Memory: NewMemory()}
+	g := New(led, nil, newClock(noon).now)
+	g.SetDegradedShare(0.1) // 1000 of 10000
+	spend := func() *admission.Refusal {
+		tk, no := g.Admit(request(s, 0, 400, 50), cheap) // held at 150
+		if no == nil {
+			tk.Settle(&admission.Outcome{Status: 200, Usage: meter.Usage{TotalTokens: 150, Reported: true}})
+		}
+		return no
+	}
+	if spend() != nil || g.Flush() != nil { // 150 in the ledger
+		t.Fatal("the first request")
+	}
+	led.down.Store(true)
+	if spend() != nil { // 150 more, settled before any flush says the ledger is down
+		t.Fatal("refused before the ledger was known to be down")
+	}
+	if err := g.Flush(); err == nil {
+		t.Fatal("a flush without quorum succeeded")
+	}
+	served := 0
+	for range 20 {
+		if no := spend(); no != nil {
+			if no.Reason != ReasonError || no.Error.Code != dialect.CodeBudgetError {
+				t.Fatalf("refusal %+v", no.Error)
+			}
+			break
+		}
+		served++
+	}
+	if served != 5 { // 150 kept + 5 x 150 = 900 fits this node's 1000; a 6th would make 1050
+		t.Errorf("served %d requests without quorum, want 5", served)
+	}
+	led.down.Store(false)
+	if err := g.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var tot [1]uint64
+	_ = led.Read([]Key{{Budget: "b", Bucket: "metered", Window: noon.Truncate(24 * time.Hour).Unix()}}, tot[:])
+	if tot[0] != 150+900 {
+		t.Errorf("the ledger has %d after quorum returned, want 1050: nothing kept was lost", tot[0])
+	}
+	if no := spend(); no != nil {
+		t.Errorf("refused once the ledger answers: %v", no.Error)
+	}
+}

@@ -34,11 +34,14 @@ func (g *Gate) Flush() error {
 	defer g.flushMu.Unlock()
 	g.collect()
 	if err := g.write(); err != nil {
+		g.degraded.Store(true)
 		return err
 	}
 	if err := g.ledger.Read(g.keys, g.totals); err != nil {
+		g.degraded.Store(true)
 		return fmt.Errorf("budget flush: read: %w", err)
 	}
+	g.degraded.Store(false)
 	for i, bk := range g.flushBufs {
 		bk.mu.Lock()
 		bk.durable, bk.flushing = g.totals[i], 0

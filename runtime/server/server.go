@@ -66,6 +66,10 @@ type Options struct {
 	// LedgerHealth reports the durable ledger's state for readiness and
 	// the admin status; nil without one.
 	LedgerHealth ledger.Health
+	// DegradedShare is the fraction of each budget limit a node may spend
+	// on its own while its ledger cannot take its flushes (default
+	// budget.DefaultDegradedShare).
+	DegradedShare float64
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (default proxy.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
@@ -104,6 +108,9 @@ func New(o Options) (*Server, error) {
 	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), errs: make(chan error, 2)}
 	s.scrape = s.metrics.Handler()
 	s.budgets = budget.New(o.Ledger, s.metrics, time.Now)
+	if o.DegradedShare > 0 {
+		s.budgets.SetDegradedShare(o.DegradedShare)
+	}
 	var gate admission.Gate = s.budgets
 	if o.Suspensions != nil {
 		gate = admission.Gates{suspensionGate{o.Suspensions}, s.budgets}
