@@ -7,6 +7,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,11 @@ func TestSuspensions(t *testing.T) {
 	if n := e.openai.Calls() + e.backup.Calls() - before; n != 0 {
 		t.Errorf("a request to a suspended primary reached %d upstreams; it must not fail over", n)
 	}
+	var refusal struct{ Error struct{ Code string } }
+	if code := e.adminJSON("POST", "/admin/v1/preflight?key=default", `{"model":"gpt-4o-mini","messages":[]}`, &refusal); code != 503 ||
+		refusal.Error.Code != "provider_suspended" {
+		t.Errorf("preflight with the primary suspended: %d %+v", code, refusal)
+	}
 	if code := e.adminJSON("DELETE", "/admin/v1/suspensions/provider/up-openai", "", nil); code != 200 {
 		t.Fatalf("unsuspend: %d", code)
 	}
@@ -128,6 +134,16 @@ func TestSuspensions(t *testing.T) {
 	wantOpenAIError(t, err, 502, "upstream_unreachable")
 	if n := e.counter("pistra_failover_skipped_total", map[string]string{"provider": "backup-openai", "reason": "provider_suspended"}); n != 1 {
 		t.Errorf("skipped %v, want 1", n)
+	}
+
+	var pre struct {
+		Skipped []struct{ Provider, Reason string }
+	}
+	if code := e.adminJSON("POST", "/admin/v1/preflight?key=default", `{"model":"flaky","messages":[]}`, &pre); code != 200 ||
+		!slices.ContainsFunc(pre.Skipped, func(s struct{ Provider, Reason string }) bool {
+			return s.Provider == "backup-openai" && s.Reason == "provider_suspended"
+		}) {
+		t.Errorf("preflight with the failover candidate suspended: %d %+v", code, pre)
 	}
 
 	var list struct{ Suspensions []ledger.Suspension }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pistra/pistra/runtime/admin"
+	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
@@ -84,6 +85,7 @@ func (s *Server) Preflight(w http.ResponseWriter, r *http.Request, key string) e
 	x := s.newExchange(w, r, routeAdminPreflight, route.Dialect())
 	x.snap, x.key, x.profile, x.rec.OnBehalfOf = snap, ki, profile, key
 	x.rec.Profile = snap.Graph.Profiles[profile].Name
+	e = cmp.Or(e, s.keySuspended(key))
 	s.runPreflight(x, route, e, s.readRequest)
 	return nil
 }
@@ -149,7 +151,15 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 	var refused *dialect.Error
 	for _, ci := range d.sel.Attempt {
 		c := &d.cands[ci]
-		if ok, e := px.Prepare(c); ok {
+		ok, e := px.Prepare(c)
+		if ok {
+			if no := s.suspended(x, c); no != nil {
+				if no.Final {
+					return no.Error // a suspended primary refuses the request
+				}
+				a.Skipped = append(a.Skipped, skipped{Provider: g.Providers[c.Provider].Name, Model: c.Model, Reason: no.Reason})
+				continue
+			}
 			a.AttemptOrder = append(a.AttemptOrder, describe(g, c, d.used))
 		} else {
 			refused = cmp.Or(refused, e)
@@ -171,6 +181,16 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 	x.rec.Status = http.StatusOK
 	dialect.WriteJSON(&x.w, http.StatusOK, b)
 	return nil
+}
+
+// suspended is what the attempt loop's suspension check says of c, nil
+// when its provider is not suspended (or there are no suspensions).
+func (s *Server) suspended(x *exchange, c *plan.Candidate) *admission.Refusal {
+	if s.opts.Suspensions == nil {
+		return nil
+	}
+	_, no := suspensionGate{s.opts.Suspensions}.Admit(&admission.Request{Snapshot: x.snap}, c)
+	return no
 }
 
 // staticSkips lists the plan's build-time skips with their reasons.
