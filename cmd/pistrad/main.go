@@ -104,6 +104,9 @@ func run(args []string) error {
 		// Stopped after the server, whose last budget flush goes to it.
 		defer node.Shutdown()
 		c.opts.Ledger, c.opts.Suspensions, c.opts.LedgerHealth = node, node, node
+		if c.ledger.listen != "" {
+			c.opts.Members = node
+		}
 	} else {
 		log.Warn("no -ledger-dir: budget spend is kept in this process only, forgotten on restart, and not shared with other replicas")
 	}

@@ -39,6 +39,9 @@ type Controller interface {
 	Suspend(ctx context.Context, s ledger.Suspension) error
 	Unsuspend(ctx context.Context, kind ledger.Kind, name string) error
 	ListSuspensions() ([]ledger.Suspension, error)
+	// JoinNode and RemoveNode change the ledger cluster's membership.
+	JoinNode(ctx context.Context, id, addr string) error
+	RemoveNode(ctx context.Context, id string) error
 }
 
 // ErrBadRequest is wrapped by a Controller's errors that are the caller's
@@ -100,6 +103,10 @@ func Handler(token string, c Controller) (http.Handler, error) {
 	mux.HandleFunc("GET /admin/v1/suspensions", a.listSuspensions)
 	mux.HandleFunc("POST /admin/v1/suspensions", a.suspend)
 	mux.HandleFunc("DELETE /admin/v1/suspensions/{kind}/{name}", a.unsuspend)
+	// Replacing a node: remove the dead one, then start the new one with
+	// -join, or add it here.
+	mux.HandleFunc("POST /admin/v1/ledger/members", a.join)
+	mux.HandleFunc("DELETE /admin/v1/ledger/members/{id}", a.remove)
 	// Profiles of the running gateway, behind the same token: CPU and heap
 	// are how a latency or overhead question gets answered in production.
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
@@ -213,6 +220,28 @@ func (a *api) unsuspend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.listSuspensions(w, r)
+}
+
+// join takes {"id": ..., "addr": "host:port"}.
+func (a *api) join(w http.ResponseWriter, r *http.Request) {
+	var m struct{ ID, Addr string }
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&m); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: `want {"id": ..., "addr": "host:port"}: ` + err.Error()})
+		return
+	}
+	if err := a.c.JoinNode(r.Context(), m.ID, m.Addr); err != nil {
+		writeError(w, err)
+		return
+	}
+	a.status(w, r)
+}
+
+func (a *api) remove(w http.ResponseWriter, r *http.Request) {
+	if err := a.c.RemoveNode(r.Context(), r.PathValue("id")); err != nil {
+		writeError(w, err)
+		return
+	}
+	a.status(w, r)
 }
 
 // writeError answers a Controller error: 400 when it is the caller's to

@@ -64,6 +64,15 @@ func (f *fakeController) Unsuspend(_ context.Context, kind ledger.Kind, name str
 
 func (f *fakeController) ListSuspensions() ([]ledger.Suspension, error) { return f.suspended, nil }
 
+func (f *fakeController) JoinNode(_ context.Context, id, addr string) error {
+	if id == "" {
+		return fmt.Errorf("%w: no id", ErrBadRequest)
+	}
+	return nil
+}
+
+func (f *fakeController) RemoveNode(context.Context, string) error { return errors.New("no leader") }
+
 func TestHandlerRefusesEmptyToken(t *testing.T) {
 	if _, err := Handler("", &fakeController{}); !errors.Is(err, ErrNoToken) {
 		t.Fatalf("err = %v", err)
@@ -99,6 +108,9 @@ func TestAdminRoutes(t *testing.T) {
 		{"suspend a name the policy lacks", "POST", "/admin/v1/suspensions?bad=name", "Bearer s3cret", nil, 400, 0, 0},
 		{"unsuspend", "DELETE", "/admin/v1/suspensions/key/dev", "Bearer s3cret", nil, 200, 0, 0},
 		{"unsuspend without a ledger leader", "DELETE", "/admin/v1/suspensions/key/ghost", "Bearer s3cret", nil, 503, 0, 0},
+		{"join a node", "POST", "/admin/v1/ledger/members", "Bearer s3cret", nil, 200, 0, 0},
+		{"remove a node without a leader", "DELETE", "/admin/v1/ledger/members/n2", "Bearer s3cret", nil, 503, 0, 0},
+		{"membership needs the admin token", "POST", "/admin/v1/ledger/members", "", nil, 401, 0, 0},
 		{"suspensions need the admin token", "GET", "/admin/v1/suspensions", "", nil, 401, 0, 0},
 		{"heap profile", "GET", "/debug/pprof/heap?debug=1", "Bearer s3cret", nil, 200, 0, 0},
 		{"profiles need the admin token", "GET", "/debug/pprof/heap", "", nil, 401, 0, 0},
@@ -114,6 +126,8 @@ func TestAdminRoutes(t *testing.T) {
 			switch tt.path {
 			case "/admin/v1/suspensions":
 				body = strings.NewReader(`{"kind":"key","name":"dev","reason":"leaked"}`)
+			case "/admin/v1/ledger/members":
+				body = strings.NewReader(`{"id":"n4","addr":"127.0.0.4:7000"}`)
 			case "/admin/v1/suspensions?bad=name":
 				body = strings.NewReader(`{"kind":"key","name":"ghost"}`)
 			}

@@ -66,6 +66,9 @@ type Options struct {
 	// LedgerHealth reports the durable ledger's state for readiness and
 	// the admin status; nil without one.
 	LedgerHealth ledger.Health
+	// Members changes the ledger cluster's membership (nil without a
+	// cluster ledger): how an operator replaces a node.
+	Members Members
 	// DegradedShare is the fraction of each budget limit a node may spend
 	// on its own while its ledger cannot take its flushes (default
 	// budget.DefaultDegradedShare).

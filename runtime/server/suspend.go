@@ -135,3 +135,35 @@ func ruleNames(g *plan.Graph) []string {
 	}
 	return names
 }
+
+// Members adds and removes ledger cluster members; any node forwards the
+// change to the leader.
+type Members interface {
+	Join(ctx context.Context, id, addr string) error
+	Remove(ctx context.Context, id string) error
+}
+
+var _ Members = (*ledger.Node)(nil)
+
+// ErrNoCluster is returned by the membership calls of a gateway without a
+// cluster ledger.
+var ErrNoCluster = fmt.Errorf("%w: membership needs a cluster ledger (-raft-listen)", admin.ErrBadRequest)
+
+// JoinNode adds node id, reachable at addr, to the ledger cluster.
+func (s *Server) JoinNode(ctx context.Context, id, addr string) error {
+	if s.opts.Members == nil {
+		return ErrNoCluster
+	}
+	if id == "" || addr == "" {
+		return fmt.Errorf("%w: a member needs an id and an address", admin.ErrBadRequest)
+	}
+	return s.opts.Members.Join(ctx, id, addr)
+}
+
+// RemoveNode removes node id from the ledger cluster.
+func (s *Server) RemoveNode(ctx context.Context, id string) error {
+	if s.opts.Members == nil {
+		return ErrNoCluster
+	}
+	return s.opts.Members.Remove(ctx, id)
+}
