@@ -13,6 +13,11 @@ type frame struct {
 	// Chat only: what the usage-only test needs.
 	emptyChoices bool // "choices" is []
 	content      bool // a member that carries, or may carry, output
+	// nullUsage is the span of a top-level "usage":null member with one
+	// neighbouring comma, for a relay to cut; nullUsages counts them.
+	nullUsage  [2]int
+	nullUsages int
+	nullFirst  bool
 }
 
 // read walks an event's top-level members. Usage is read wherever the
@@ -21,11 +26,19 @@ type frame struct {
 // events that should carry usage do.
 func (f *frame) read(s *jsonscan.Scanner, shape Shape) {
 	v := vocabOf(shape)
-	for m := s.Object(); m.Next(); {
+	m := s.Object()
+	for first := true; ; first = false {
+		before := s.Pos() // past the brace, or the previous member's value
+		if !m.Next() {
+			return
+		}
 		key := m.Key()
 		switch {
 		case string(key) == "error":
 			f.errored = f.failure.read(s) || f.errored
+		case shape == ShapeChat && string(key) == "usage" && s.Kind() == jsonscan.Null:
+			s.Skip()
+			f.noteNullUsage(s, before, first)
 		case shape == ShapeChat:
 			f.chatMember(s, v, key)
 		case string(key) == "type":
@@ -43,6 +56,15 @@ func (f *frame) read(s *jsonscan.Scanner, shape Shape) {
 			s.Skip()
 		}
 	}
+}
+
+// noteNullUsage records the "usage":null member whose value just ended:
+// from the end of the member before it, or for the first member from the
+// brace (the comma after it is added once the event's bytes are at hand).
+func (f *frame) noteNullUsage(s *jsonscan.Scanner, before int, first bool) {
+	f.nullUsages++
+	f.nullUsage = [2]int{before, s.Pos()}
+	f.nullFirst = first
 }
 
 // nested reads the response (Responses) or message (Anthropic) object an

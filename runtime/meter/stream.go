@@ -23,6 +23,10 @@ type StreamMeter struct {
 	err   error
 	// clientFault: the last error event blames the request.
 	clientFault bool
+	// nullUsage is the last event's "usage":null member, as NullUsage
+	// reports it.
+	nullUsage [2]int
+	hasNull   bool
 }
 
 // Reset readies m for a new stream of the given usage shape.
@@ -33,11 +37,17 @@ func (m *StreamMeter) Reset(shape Shape) { *m = StreamMeter{shape: shape} }
 // response object of a Responses event, in message_start's message and
 // at the top of each Anthropic message_delta.
 func (m *StreamMeter) Event(data []byte) Event {
+	m.hasNull = false
 	if m.shape == ShapeChat && string(bytes.TrimSpace(data)) == "[DONE]" {
 		m.ended = true
 		return Terminal
 	}
-	s := jsonscan.New(data)
+	if !m.mayMatter(data) {
+		return 0
+	}
+	// String contents are not checked: an event the meter misreads is
+	// content to it, never a reason to fail the stream.
+	s := jsonscan.NewValid(data)
 	if s.Kind() != jsonscan.Object {
 		return 0
 	}
@@ -47,7 +57,56 @@ func (m *StreamMeter) Event(data []byte) Event {
 	if s.Bad() {
 		return 0
 	}
+	m.noteNullUsage(&f, data)
 	return m.apply(&f)
+}
+
+// mayMatter is a prefilter on the bytes: a chat chunk, or an Anthropic
+// event, naming neither usage nor an error (nor, for Anthropic, the end)
+// is content, with nothing to read, and most of a stream's events are
+// such. Responses events name their end by type alone, so every one is
+// read.
+func (m *StreamMeter) mayMatter(data []byte) bool {
+	switch m.shape {
+	case ShapeChat:
+		return bytes.Contains(data, quotedUsage) || bytes.Contains(data, quotedError)
+	case ShapeMessages:
+		return bytes.Contains(data, quotedUsage) || bytes.Contains(data, quotedError) || bytes.Contains(data, messageStop)
+	}
+	return true
+}
+
+var (
+	quotedUsage = []byte(`"usage"`)
+	quotedError = []byte(`"error"`)
+	messageStop = []byte(`message_stop`)
+)
+
+// noteNullUsage keeps the span of a chunk's one "usage":null member.
+func (m *StreamMeter) noteNullUsage(f *frame, data []byte) {
+	if f.nullUsages != 1 {
+		return // none, or twice: leave the chunk as it is
+	}
+	start, end := f.nullUsage[0], f.nullUsage[1]
+	if f.nullFirst {
+		i := end
+		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+			i++
+		}
+		if i < len(data) && data[i] == ',' {
+			end = i + 1
+		}
+	}
+	m.nullUsage, m.hasNull = [2]int{start, end}, true
+}
+
+// NullUsage is where, in the data last given to Event, its chat chunk's
+// top-level "usage":null member lies, with one neighbouring comma, so a
+// relay that asked for usage on a client's behalf can cut what asking
+// added: data[start:end] removed leaves a well-formed object. ok is false
+// when the chunk has no such member (or has it twice).
+func (m *StreamMeter) NullUsage() (start, end int, ok bool) {
+	return m.nullUsage[0], m.nullUsage[1], m.hasNull
 }
 
 // apply folds a well-formed event into the meter. OpenAI usage objects

@@ -167,8 +167,8 @@ func (s *streamRelay) dropNullUsage(at int, data []byte) {
 	if len(s.out)-from < len(data) || string(s.out[from:from+len(data)]) != string(data) {
 		return
 	}
-	start, end, ok := meter.NullUsage(data)
-	if !ok {
+	start, end, ok := s.meter.NullUsage()
+	if !ok || end > len(data) {
 		return
 	}
 	s.out = append(s.out[:from+start], s.out[from+end:]...)

@@ -19,7 +19,9 @@ func TestNullUsage(t *testing.T) {
 		`[DONE]`:                                   "",
 		`{"id":"c","usage":null`:                   "",
 	} {
-		start, end, ok := NullUsage([]byte(in))
+		var m StreamMeter
+		m.Event([]byte(in))
+		start, end, ok := m.NullUsage()
 		if want == "" {
 			if ok {
 				t.Errorf("%s: cut %q, want nothing", in, in[start:end])
@@ -37,14 +39,16 @@ func TestNullUsage(t *testing.T) {
 	}
 }
 
-// FuzzNullUsage: what NullUsage cuts is a "usage":null member with one
+// FuzzNullUsage: what StreamMeter.NullUsage cuts is a "usage":null member with one
 // comma, and what it leaves of a valid object is a valid object.
 func FuzzNullUsage(f *testing.F) {
 	for _, s := range []string{`{"id":"c","usage":null}`, `{"usage":null,"id":"c"}`, `{"usage":null}`, `{ "a" : 1 , "usage" : null }`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		start, end, ok := NullUsage(data)
+		var m StreamMeter
+		m.Event(data)
+		start, end, ok := m.NullUsage()
 		if !ok {
 			return
 		}
