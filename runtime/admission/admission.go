@@ -102,7 +102,8 @@ type Ticket interface {
 
 // Outcome is what a served candidate's answer was.
 type Outcome struct {
-	// Status is the upstream status the client was answered with.
+	// Status is the served upstream answer's status (the client may have
+	// been sent another, when the gateway could not use the answer).
 	Status int
 	// Usage is what the answer reported using, read from Source: for an
 	// answer cut short, what it reported before it broke.

@@ -4,12 +4,16 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // Key names one bucket: a budget, whose bucket (a key's or a profile's
-// name), and the window it counts, by its start in Unix seconds.
+// name), and the window it counts, by its kind (a reload may change it)
+// and its start in Unix seconds.
 type Key struct {
 	Budget, Bucket string
+	Period         plan.Window
 	Window         int64
 }
 
@@ -26,6 +30,10 @@ type bucket struct {
 	// flushing what this node is writing there now; unflushed what it
 	// settled since; held its live holds.
 	durable, flushing, unflushed, held uint64
+	// dead is set when the gate forgot the bucket (its window over, and
+	// nothing held or unflushed): a request that found it just before must
+	// look again.
+	dead bool
 }
 
 // used is what the bucket counts against its limit; b.mu must be held.
@@ -33,32 +41,38 @@ func (b *bucket) used() uint64 {
 	return sat(sat(b.durable, b.flushing), sat(b.unflushed, b.held))
 }
 
-// take holds cost if it fits under limit: checked and held in one step,
-// so two requests can never both take the last room.
-func (b *bucket) take(cost, limit uint64) bool {
+// take holds cost if it fits under limit and, while the ledger is
+// degraded (share > 0), if what this node spends and holds on its own
+// stays within share of limit: checked and held in one step, so two
+// requests can never both take the last room. It reports false for a dead
+// bucket, which the caller looks up again.
+func (b *bucket) take(cost, limit uint64, share float64) (ok, alone bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.dead {
+		return false, true
+	}
 	b.limit = limit
+	if share > 0 && float64(sat(sat(b.flushing, b.unflushed), sat(b.held, cost))) > share*float64(limit) {
+		return false, false
+	}
 	if cost > limit || b.used() > limit-cost {
-		return false
+		return false, true
 	}
 	b.held += cost
-	return true
+	return true, true
 }
 
-// fitsAlone reports whether cost fits in share of limit beside what this
-// node has spent and holds on its own, beyond the ledger's last total.
-func (b *bucket) fitsAlone(cost, limit uint64, share float64) bool {
+func (b *bucket) isDead() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	own := sat(sat(b.flushing, b.unflushed), sat(b.held, cost))
-	return float64(own) <= share*float64(limit)
+	return b.dead
 }
 
 // settle replaces a hold of held with spent.
 func (b *bucket) settle(held, spent uint64) {
 	b.mu.Lock()
-	b.held -= held
+	b.held -= min(held, b.held)
 	b.unflushed = sat(b.unflushed, spent)
 	b.mu.Unlock()
 }

@@ -120,19 +120,28 @@ func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.
 	if err != nil {
 		return errorRefusal(b, err)
 	}
-	bk, err := g.bucket(b, bucketName(r, b), now)
-	if err != nil {
-		return errorRefusal(b, err)
+	var share float64
+	if g.degraded.Load() {
+		share = g.degradedShare
 	}
-	if g.degraded.Load() && !bk.fitsAlone(cost, b.Limit, g.degradedShare) {
-		return errorRefusal(b, fmt.Errorf("%w: this node may spend %.0f%% of the limit on its own until the ledger answers",
-			ErrLedger, g.degradedShare*100))
+	for range 3 { // a bucket forgotten between lookup and hold is looked up again
+		bk, err := g.bucket(b, bucketName(r, b), now)
+		if err != nil {
+			return errorRefusal(b, err)
+		}
+		ok, alone := bk.take(cost, b.Limit, share)
+		switch {
+		case ok:
+			t.add(bk, b, cost)
+			return nil
+		case !alone:
+			return errorRefusal(b, fmt.Errorf("%w: this node may spend %.0f%% of the limit on its own until the ledger answers",
+				ErrLedger, g.degradedShare*100))
+		case !bk.isDead():
+			return exceeded(b, cost, bk.reset, now)
+		}
 	}
-	if !bk.take(cost, b.Limit) {
-		return exceeded(b, cost, bk.reset, now)
-	}
-	t.add(bk, b, cost)
-	return nil
+	return errorRefusal(b, errors.New("its bucket kept being replaced"))
 }
 
 // exceeded is the refusal of a hold of cost on b, whose window resets at
@@ -172,7 +181,7 @@ var ErrLedger = errors.New("budget ledger unavailable")
 // reading its cluster-wide total from the ledger when it is new here.
 func (g *Gate) bucket(b *plan.Budget, name string, now time.Time) (*bucket, error) {
 	start, reset := window(b.Window, now)
-	k := Key{Budget: b.Name, Bucket: name, Window: start.Unix()}
+	k := Key{Budget: b.Name, Bucket: name, Period: b.Window, Window: start.Unix()}
 	g.mu.RLock()
 	bk := g.buckets[k]
 	g.mu.RUnlock()

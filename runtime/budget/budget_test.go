@@ -242,8 +242,8 @@ func TestWindowRollsWithHoldsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	var totals [2]uint64
-	keys := []Key{{Budget: "b", Bucket: "k0", Window: noon.Truncate(time.Minute).Unix()},
-		{Budget: "b", Bucket: "k0", Window: noon.Add(time.Minute).Truncate(time.Minute).Unix()}}
+	keys := []Key{{Budget: "b", Bucket: "k0", Period: plan.WindowMinute, Window: noon.Truncate(time.Minute).Unix()},
+		{Budget: "b", Bucket: "k0", Period: plan.WindowMinute, Window: noon.Add(time.Minute).Truncate(time.Minute).Unix()}}
 	if err := led.Read(keys, totals[:]); err != nil || totals != [2]uint64{120, 0} {
 		t.Fatalf("ledger %v %v, want the spend in the window it was held in", totals, err)
 	}
@@ -406,11 +406,53 @@ func TestNoQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tot [1]uint64
-	_ = led.Read([]Key{{Budget: "b", Bucket: "metered", Window: noon.Truncate(24 * time.Hour).Unix()}}, tot[:])
+	_ = led.Read([]Key{{Budget: "b", Bucket: "metered", Period: plan.WindowDay, Window: noon.Truncate(24 * time.Hour).Unix()}}, tot[:])
 	if tot[0] != 150+900 {
 		t.Errorf("the ledger has %d after quorum returned, want 1050: nothing kept was lost", tot[0])
 	}
 	if no := spend(); no != nil {
 		t.Errorf("refused once the ledger answers: %v", no.Error)
+	}
+}
+
+// TestCELHoldsTheSubsetsAtTheirMost: an expression that charges a token
+// subset above the whole holds as if the whole were that subset, so the
+// hold stays an upper bound of what settlement can charge.
+func TestCELHoldsTheSubsetsAtTheirMost(t *testing.T) {
+	b := plan.Budget{Name: "reasoning-heavy", Limit: 1_000_000, Window: plan.WindowDay, Per: plan.PerKey, CostType: plan.CostCEL}
+	s := testSnapshot(t, b)
+	e, cerr := expr.CompileCost(`output_tokens + reasoning_tokens * 10u`)
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	s.Graph.CEL[0] = e
+	progs, err := expr.Load(s.Graph.CEL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Programs = progs
+	g := New(NewMemory(), nil, newClock(noon).now)
+	tk, no := g.Admit(request(s, 0, 0, 1000), cheap)
+	if no != nil {
+		t.Fatal(no.Error)
+	}
+	if _, h := held(t, g, "k0"); h != 1000+1000*10 {
+		t.Errorf("held %d, want 11000: every output token could be reasoning", h)
+	}
+	tk.Release()
+}
+
+// TestAReloadedWindowIsANewBucket: a budget whose window a reload changes
+// counts in a bucket of its own, not in the old window's.
+func TestAReloadedWindowIsANewBucket(t *testing.T) {
+	day := total(1000, plan.WindowDay, plan.PerKey)
+	s := testSnapshot(t, day)
+	g := New(NewMemory(), nil, newClock(noon).now)
+	tk, _ := g.Admit(request(s, 0, 0, 900), cheap)
+	tk.Settle(&admission.Outcome{Status: 200, Usage: meter.Usage{TotalTokens: 900, Reported: true}})
+	hour := total(1000, plan.WindowHour, plan.PerKey)
+	s2 := testSnapshot(t, hour)
+	if _, no := g.Admit(request(s2, 0, 0, 500), cheap); no != nil {
+		t.Fatalf("the hour window inherited the day's spend: %v", no.Error)
 	}
 }

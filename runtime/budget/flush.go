@@ -32,25 +32,38 @@ func (g *Gate) Run(ctx context.Context) {
 func (g *Gate) Flush() error {
 	g.flushMu.Lock()
 	defer g.flushMu.Unlock()
+	err := g.flush()
+	g.degraded.Store(err != nil || !g.writable())
+	g.publish() // every tick, the degraded ones above all
+	return err
+}
+
+func (g *Gate) flush() error {
 	g.collect()
 	if err := g.write(); err != nil {
-		g.degraded.Store(true)
 		return err
 	}
 	if err := g.ledger.Read(g.keys, g.totals); err != nil {
-		g.degraded.Store(true)
 		return fmt.Errorf("budget flush: read: %w", err)
 	}
-	g.degraded.Store(false)
 	for i, bk := range g.flushBufs {
 		bk.mu.Lock()
 		bk.durable, bk.flushing = g.totals[i], 0
 		bk.mu.Unlock()
 	}
 	g.sweep()
-	g.publish()
 	g.flushedAt.Store(g.now().UnixNano())
 	return nil
+}
+
+// Prober is a Ledger that can say whether it would take a write now,
+// without one: a flush with nothing to write still learns the ledger lost
+// its quorum.
+type Prober interface{ Writable() bool }
+
+func (g *Gate) writable() bool {
+	p, ok := g.ledger.(Prober)
+	return !ok || p.Writable()
 }
 
 // LastFlush is when spend last reached the ledger and totals were last
@@ -102,19 +115,28 @@ func (g *Gate) write() error {
 }
 
 // sweep forgets buckets whose window is over and that hold nothing more:
-// their spend is in the ledger.
+// their spend is in the ledger. Each is marked dead under its own lock, so
+// a request that found it a moment before looks again rather than holding
+// on a bucket no flush will see; the gate's map is locked only to delete.
 func (g *Gate) sweep() {
 	now := g.now()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for k, bk := range g.buckets {
+	var gone []Key
+	for _, bk := range g.flushBufs {
 		bk.mu.Lock()
-		idle := bk.held == 0 && bk.unflushed == 0 && bk.flushing == 0
-		bk.mu.Unlock()
-		if idle && !now.Before(bk.reset) {
-			delete(g.buckets, k)
+		if bk.held == 0 && bk.unflushed == 0 && bk.flushing == 0 && !now.Before(bk.reset) {
+			bk.dead = true
+			gone = append(gone, bk.key)
 		}
+		bk.mu.Unlock()
 	}
+	if len(gone) == 0 {
+		return
+	}
+	g.mu.Lock()
+	for _, k := range gone {
+		delete(g.buckets, k)
+	}
+	g.mu.Unlock()
 }
 
 // publish sets pistra_budget_used_ratio to each budget's fullest bucket of

@@ -86,15 +86,26 @@ func estimate(r *admission.Request) meter.Usage {
 	return meter.Usage{InputTokens: in, OutputTokens: out, TotalTokens: sat(in, out), Reported: true}
 }
 
-// price is what b holds for the estimate u. The token subsets (cached
-// input, cache writes, reasoning) are held at the count they are a subset
-// of, their most; a CEL expression sees the estimate with no subsets.
+// price is what b holds for the estimate u: an upper bound on what the
+// request may be charged. The token subsets (cached input, cache writes,
+// reasoning) are held at the count they are a subset of, their most; a
+// CEL expression is evaluated with no subsets and with every subset at its
+// most, and holds the larger, since it may charge a subset above or below
+// the whole.
 func (t *ticket) price(b *plan.Budget, u meter.Usage) (uint64, error) {
 	switch b.CostType {
 	case plan.CostCachedInputToken, plan.CostCacheCreationInputToken:
 		return u.InputTokens, nil
 	case plan.CostReasoningToken:
 		return u.OutputTokens, nil
+	case plan.CostCEL:
+		none, err := t.cost(b, u)
+		if err != nil {
+			return 0, err
+		}
+		u.CachedInputTokens, u.CacheCreationInputTokens, u.ReasoningTokens = u.InputTokens, u.InputTokens, u.OutputTokens
+		most, err := t.cost(b, u)
+		return max(none, most), err
 	}
 	return t.cost(b, u)
 }

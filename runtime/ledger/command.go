@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pistra/pistra/runtime/budget"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // formatV1 leads every command and snapshot: the raft log and the
@@ -37,14 +38,15 @@ type batch struct {
 // wireDelta is budget.Delta as stored: the log's encoding is this
 // package's, not whatever budget's field names become.
 type wireDelta struct {
-	Budget string `json:"b"`
-	Bucket string `json:"k"`
-	Window int64  `json:"w"`
-	Spent  uint64 `json:"n"`
+	Budget string      `json:"b"`
+	Bucket string      `json:"k"`
+	Period plan.Window `json:"p,omitempty"`
+	Window int64       `json:"w"`
+	Spent  uint64      `json:"n"`
 }
 
 func (d wireDelta) key() budget.Key {
-	return budget.Key{Budget: d.Budget, Bucket: d.Bucket, Window: d.Window}
+	return budget.Key{Budget: d.Budget, Bucket: d.Bucket, Period: d.Period, Window: d.Window}
 }
 
 // compaction forgets what no window can still count: the totals of
@@ -101,7 +103,7 @@ func (c *command) validate() error {
 func wireDeltas(ds []budget.Delta) []wireDelta {
 	out := make([]wireDelta, len(ds))
 	for i, d := range ds {
-		out[i] = wireDelta{Budget: d.Key.Budget, Bucket: d.Key.Bucket, Window: d.Key.Window, Spent: d.Spent}
+		out[i] = wireDelta{Budget: d.Key.Budget, Bucket: d.Key.Bucket, Period: d.Key.Period, Window: d.Key.Window, Spent: d.Spent}
 	}
 	return out
 }

@@ -56,6 +56,15 @@ func newSession(id string) string {
 	return id + "/" + hex.EncodeToString(b[:])
 }
 
+// Writable reports whether a write would be attempted now: this node
+// knows a leader. Without one the budget gate serves degraded.
+func (n *Node) Writable() bool {
+	_, id := n.raft.LeaderWithID()
+	return id != ""
+}
+
+var _ budget.Prober = (*Node)(nil)
+
 // Read fills totals from this node's replica: no network, no raft.
 func (n *Node) Read(keys []budget.Key, totals []uint64) error {
 	n.fsm.read(keys, totals)

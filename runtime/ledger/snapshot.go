@@ -111,10 +111,11 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 func sortedDeltas(m map[budget.Key]uint64) []wireDelta {
 	out := make([]wireDelta, 0, len(m))
 	for k, n := range m {
-		out = append(out, wireDelta{Budget: k.Budget, Bucket: k.Bucket, Window: k.Window, Spent: n})
+		out = append(out, wireDelta{Budget: k.Budget, Bucket: k.Bucket, Period: k.Period, Window: k.Window, Spent: n})
 	}
 	slices.SortFunc(out, func(a, b wireDelta) int {
-		return cmp.Or(strings.Compare(a.Budget, b.Budget), strings.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Window, b.Window))
+		return cmp.Or(strings.Compare(a.Budget, b.Budget), strings.Compare(a.Bucket, b.Bucket),
+			strings.Compare(string(a.Period), string(b.Period)), cmp.Compare(a.Window, b.Window))
 	})
 	return out
 }

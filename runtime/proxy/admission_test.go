@@ -116,35 +116,58 @@ func TestAdmissionSeam(t *testing.T) {
 	}
 }
 
-// panickyBody is an upstream body whose read hits a bug.
-type panickyBody struct{}
+// panickyBody is an upstream body whose read hits a bug after first.
+type panickyBody struct{ first string }
 
-func (panickyBody) Read([]byte) (int, error) { panic("a bug in the relay") }
-func (panickyBody) Close() error             { return nil }
+func (b *panickyBody) Read(p []byte) (int, error) {
+	if b.first == "" {
+		panic("a bug in the relay")
+	}
+	n := copy(p, b.first)
+	b.first = b.first[n:]
+	return n, nil
+}
 
-type panickyUpstream struct{}
+func (*panickyBody) Close() error { return nil }
 
-func (panickyUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: panickyBody{},
+// panickyUpstream answers with contentType and a body that panics after
+// first.
+type panickyUpstream struct{ contentType, first string }
+
+func (u panickyUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {u.contentType}}, Body: &panickyBody{first: u.first},
 		ContentLength: -1, Request: r}, nil
 }
 
-// TestClaimReleasedWhenServingPanics: a panic between admission and
-// settlement still gives the claim back, exactly once.
-func TestClaimReleasedWhenServingPanics(t *testing.T) {
-	g := &recordingGate{}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Fatal("no panic reached the caller")
+// TestClaimClosedWhenServingPanics: a panic between admission and
+// settlement still closes the claim, exactly once: given back when
+// nothing was sent, settled when the answer had started.
+func TestClaimClosedWhenServingPanics(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		up   panickyUpstream
+		want []string
+	}{
+		{"before the answer", panickyUpstream{contentType: "application/json"}, []string{"admit a-model", "release a-model"}},
+		{"mid-stream", panickyUpstream{contentType: "text/event-stream", first: "data: {\"choices\":[]}\n\n"},
+			[]string{"admit a-model", "settle a-model 200"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &recordingGate{}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("no panic reached the caller")
+					}
+				}()
+				call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{
+					{Provider: 0, Model: "a-model", Primary: true}}, providers: testProviders(), gate: g, profile: 3, key: 5,
+					transport: tt.up}.serve(t, nil)
+			}()
+			if !slices.Equal(g.log, tt.want) {
+				t.Errorf("gate saw %q, want %q", g.log, tt.want)
 			}
-		}()
-		call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{
-			{Provider: 0, Model: "a-model", Primary: true}}, providers: testProviders(), gate: g, profile: 3, key: 5,
-			transport: panickyUpstream{}}.serve(t, nil)
-	}()
-	if want := []string{"admit a-model", "release a-model"}; !slices.Equal(g.log, want) {
-		t.Errorf("gate saw %q, want %q", g.log, want)
+		})
 	}
 }
 

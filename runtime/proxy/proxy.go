@@ -88,7 +88,15 @@ func (p *Proxy) Serve(x *Exchange) {
 	}
 	var last *attempt
 	var held admission.Ticket
-	defer release(&held) // no claim outlives the request, whatever happens
+	// No claim outlives the request, whatever happens, a panic included:
+	// once an answer went out it is settled on what was seen of it, else
+	// given back.
+	defer func() {
+		if res.Served != nil {
+			x.settle(&held)
+		}
+		release(&held)
+	}()
 	var refused *dialect.Error
 	passed := 0 // how far into the primary's failover.to the request went
 	for _, ci := range x.Order {
@@ -113,10 +121,12 @@ func (p *Proxy) Serve(x *Exchange) {
 			continue
 		}
 		held = t
+		if !c.Primary {
+			p.countPassedSkips(x, &passed, c.Provider)
+		}
 		if last != nil {
 			if last.up != up {
 				p.Metrics.Failover(last.up.Name, up.Name, last.class.String())
-				p.countPassedSkips(x, &passed, c.Provider)
 				res.Failover = true
 			}
 			last.discard()
@@ -181,13 +191,14 @@ func (p *Proxy) countSkipsOf(x *Exchange, prov int) {
 
 // settle closes *t, if any, on the answer relayed, and forgets it.
 func (x *Exchange) settle(t *admission.Ticket) {
-	if *t == nil {
+	held := *t
+	if held == nil {
 		return
 	}
+	*t = nil // forgotten first: a panic inside Settle must not close it twice
 	res := x.Record
-	x.outcome = admission.Outcome{Status: res.Status, Usage: res.Usage, Source: res.UsageFrom}
-	(*t).Settle(&x.outcome)
-	*t = nil
+	x.outcome = admission.Outcome{Status: res.UpstreamStatus, Usage: res.Usage, Source: res.UsageFrom}
+	held.Settle(&x.outcome)
 }
 
 // release gives back *t, if any, and forgets it, so nothing is closed twice.

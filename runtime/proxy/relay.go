@@ -38,7 +38,7 @@ var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 // candidate's answer goes through the translator instead
 // (translated_relay.go).
 func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
-	res.Served, res.Provider = a.cand, a.up.Name
+	res.Served, res.Provider, res.UpstreamStatus = a.cand, a.up.Name, a.resp.StatusCode
 	if a.cand.Translate != plan.TranslateNone {
 		p.relayTranslated(x, a, res)
 		return

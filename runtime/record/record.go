@@ -31,8 +31,10 @@ type Record struct {
 	Profile, OnBehalfOf string
 
 	// Status is the status the client was sent; StatusClientClosed when
-	// it left first.
-	Status int
+	// it left first. UpstreamStatus is the served upstream answer's, which
+	// can differ (a translated 2xx the gateway could not translate is the
+	// client's 502).
+	Status, UpstreamStatus int
 	// Served is the candidate whose answer was relayed, nil when the
 	// gateway answered itself. Tried is the candidate of the last attempt,
 	// served or not.
