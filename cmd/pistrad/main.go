@@ -23,6 +23,7 @@ import (
 	"github.com/pistra/pistra/gen"
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/bundle"
+	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/server"
@@ -103,6 +104,7 @@ func run(args []string) error {
 	if node != nil {
 		// Stopped after the server, whose last budget flush goes to it.
 		defer node.Shutdown()
+		awaitLedger(node, log, 10*time.Second)
 		c.opts.Ledger, c.opts.Suspensions, c.opts.LedgerHealth = node, node, node
 		if c.ledger.listen != "" {
 			c.opts.Members = node
@@ -118,6 +120,24 @@ func run(args []string) error {
 		return err
 	}
 	return serveUntilSignal(srv, log, c.drain, c.grace)
+}
+
+// awaitLedger waits, up to limit, for the ledger to have replayed its
+// directory and to know a leader, so the first requests are not served
+// degraded while a lone node elects itself; past limit it serves anyway,
+// degraded, and says so.
+func awaitLedger(node *ledger.Node, log *slog.Logger, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	select {
+	case <-node.Ready():
+	case <-time.After(limit):
+	}
+	for !node.Writable() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !node.Writable() {
+		log.Warn("the ledger has no leader yet: serving degraded until it elects one")
+	}
 }
 
 // loader reads the bundle file on every call, so a reload picks up a
