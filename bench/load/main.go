@@ -1,6 +1,7 @@
 // Command load measures what pistrad costs in front of an upstream, against
 // the same fake upstream reached directly and through a bare
-// httputil.ReverseProxy, in one run: added latency (p50, p99), time to first
+// httputil.ReverseProxy, in one run, with budgets kept in memory and on the
+// raft ledger: added latency (p50, p99), time to first
 // byte for streams, requests per second, and the gateway process's CPU time
 // per request (utime+stime from /proc over the window / requests). Each
 // cell (mode x streaming x concurrency) runs for a bounded time in several
@@ -116,8 +117,8 @@ func bench(cfg config) error {
 	return nil
 }
 
-// setUp builds and starts the fake, pistrad, the reverse proxy and the
-// lean relay.
+// setUp builds and starts the fake, pistrad (twice: in-memory budgets, and
+// a single-node raft ledger), the reverse proxy and the lean relay.
 func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 	var procs []*proc
 	if err := buildBinaries(dir); err != nil {
@@ -142,6 +143,16 @@ func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 		return nil, procs, err
 	}
 	procs = append(procs, pistrad)
+	// The same again on a raft ledger (a single node, on disk), so the
+	// budget's cost is read with either ledger behind it in one run.
+	pr := exec.Command(dir+"/pistrad", "-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0",
+		"-max-idle-conns-per-host", "512", "-ledger-dir", dir+"/ledger")
+	pr.Env = pd.Env
+	raftd, err := startProc(dir, "pistrad-raft", pr, `"msg":"listening"`, func(l string) string { return field(l, "public") })
+	if err != nil {
+		return nil, procs, err
+	}
+	procs = append(procs, raftd)
 	self, err := os.Executable()
 	if err != nil {
 		return nil, procs, err
@@ -167,6 +178,8 @@ func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 			pid: pistrad.cmd.Process.Pid, client: newClient(maxConc)},
 		{name: "pistrad+budget", url: "http://" + pistrad.addr + "/v1/chat/completions", model: "fast", key: budgetKey,
 			pid: pistrad.cmd.Process.Pid, client: newClient(maxConc)},
+		{name: "pistrad+raft", url: "http://" + raftd.addr + "/v1/chat/completions", model: "fast", key: budgetKey,
+			pid: raftd.cmd.Process.Pid, client: newClient(maxConc)},
 		{name: "reverseproxy", url: "http://" + rp.addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
 			pid: rp.cmd.Process.Pid, client: newClient(maxConc)},
 		{name: "leanrelay", url: "http://" + lean.addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",

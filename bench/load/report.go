@@ -9,7 +9,7 @@ import (
 )
 
 // gateways are the targets measured against going direct.
-var gateways = []string{"pistrad", "pistrad+budget", "reverseproxy", "leanrelay"}
+var gateways = []string{"pistrad", "pistrad+budget", "pistrad+raft", "reverseproxy", "leanrelay"}
 
 type cellKey struct {
 	target string
@@ -121,6 +121,26 @@ func (r *results) printRatios(cfg config) {
 	r.printAgainst(cfg, "pistrad", "leanrelay", 1.00, 1.00)
 	fmt.Println("\npistrad with a budget on every request vs none (target: CPU/req <= 1.05x)")
 	r.printAgainst(cfg, "pistrad+budget", "pistrad", 1.05, 1.05)
+	// A request reads and holds on the node's own buckets either way; the
+	// ledger is written by the flush every 500 ms, not per request.
+	fmt.Println("\npistrad with a budget on the raft ledger vs in memory (expected: CPU/req <= 1.05x)")
+	r.printAgainst(cfg, "pistrad+raft", "pistrad+budget", 1.05, 1.05)
+	r.printRPS(cfg, "pistrad+raft", "pistrad+budget")
+}
+
+// printRPS sets target's requests per second beside base's, cell by cell.
+func (r *results) printRPS(cfg config, target, base string) {
+	fmt.Println()
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "stream\tconc\treq/s (%s / %s)\tratio\t\n", target, base)
+	for _, stream := range []bool{false, true} {
+		for _, conc := range cfg.conc {
+			t := median(pick(r.cells[cellKey{target, stream, conc}], func(x round) float64 { return x.rps }))
+			b := median(pick(r.cells[cellKey{base, stream, conc}], func(x round) float64 { return x.rps }))
+			fmt.Fprintf(w, "%v\t%d\t%.0f / %.0f\t%.2fx\t\n", stream, conc, t, b, t/max(b, 1))
+		}
+	}
+	w.Flush()
 }
 
 // printAgainst compares target's CPU per request and added latency with
