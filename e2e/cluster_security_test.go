@@ -74,7 +74,7 @@ func (c *testCluster) rogue(t *testing.T, id string, extra func(raft string) []s
 // as a node posts it to the leader's internal endpoint.
 func flushBatch(session string, window int64) []byte {
 	cmd := map[string]any{"batch": map[string]any{"session": session, "seq": 1, "base": 0, "at": time.Now().Unix(),
-		"deltas": []map[string]any{{"b": "tally-node", "k": "node-n1", "w": window, "n": 1000}}}}
+		"deltas": []map[string]any{{"b": "tally-node", "k": "node-n1", "p": "day", "w": window, "n": 1000}}}}
 	b, _ := json.Marshal(cmd)
 	return append([]byte{1}, b...)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 )
 
 // The internal endpoint's paths, on the cluster port.
@@ -71,8 +72,16 @@ func (n *Node) serveApply(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), n.cfg.ApplyTimeout)
 	defer cancel()
-	reply(w, n.applyLocal(ctx, data))
+	idx, err := n.applyLocal(ctx, data)
+	if err == nil {
+		w.Header().Set(appliedHeader, strconv.FormatUint(idx, 10))
+	}
+	reply(w, err)
 }
+
+// appliedHeader carries, on a forwarded write's answer, the index the
+// leader applied it at, for the follower to wait for before it reads.
+const appliedHeader = "X-Pistra-Applied-Index"
 
 // member names a node in a membership change.
 type member struct {

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -101,22 +102,34 @@ func (n *Node) write(ctx context.Context, c command) error {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.ApplyTimeout)
 	defer cancel()
 	if n.leads() {
-		return n.applyLocal(ctx, data)
+		_, err := n.applyLocal(ctx, data)
+		return err
 	}
-	return n.forward(ctx, pathApply, data)
+	idx, err := n.forwardAt(ctx, pathApply, data)
+	if err != nil {
+		return err
+	}
+	// The leader applied it; a read of this node's replica right after must
+	// see it too, or a flush's re-read would count this node's own spend
+	// as gone. Bounded by the write's deadline: past it the replica is
+	// merely behind, and catches up on its own.
+	if idx > 0 {
+		_ = n.fsm.waitApplied(ctx, idx)
+	}
+	return nil
 }
 
 // applyLocal proposes data on this node, which leads, and waits for its
-// commit until ctx ends.
-func (n *Node) applyLocal(ctx context.Context, data []byte) error {
+// commit until ctx ends. It returns the entry's index.
+func (n *Node) applyLocal(ctx context.Context, data []byte) (uint64, error) {
 	f := n.raft.Apply(data, remaining(ctx))
 	if err := await(ctx, f); err != nil {
-		return fmt.Errorf("ledger: write: %w", err)
+		return 0, fmt.Errorf("ledger: write: %w", err)
 	}
 	if err, ok := f.Response().(error); ok {
-		return err
+		return 0, err
 	}
-	return nil
+	return f.Index(), nil
 }
 
 // await waits for f until ctx ends. Raft's futures have no channel; the
@@ -147,19 +160,32 @@ func remaining(ctx context.Context) time.Duration {
 // forward posts body to the leader's internal endpoint path, marked as
 // forwarded so that it goes no further.
 func (n *Node) forward(ctx context.Context, path string, body []byte) error {
+	_, err := n.forwardAt(ctx, path, body)
+	return err
+}
+
+// forwardAt is forward, reporting the index the leader applied a write
+// at (0 when it names none).
+func (n *Node) forwardAt(ctx context.Context, path string, body []byte) (uint64, error) {
 	addr, _ := n.raft.LeaderWithID()
 	if addr == "" || n.cfg.Cluster == nil {
-		return ErrNoLeader
+		return 0, ErrNoLeader
 	}
-	return n.post(ctx, string(addr), path, body, true)
+	return n.postAt(ctx, string(addr), path, body, true)
 }
 
 // post sends body to path on the node at addr, with the cluster secret.
 func (n *Node) post(ctx context.Context, addr, path string, body []byte, forwarded bool) error {
+	_, err := n.postAt(ctx, addr, path, body, forwarded)
+	return err
+}
+
+// postAt is post, reporting the applied index the answer names.
+func (n *Node) postAt(ctx context.Context, addr, path string, body []byte, forwarded bool) (uint64, error) {
 	cl := n.cfg.Cluster
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cl.URL(addr, path), bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set(secretHeader, n.cfg.Secret)
 	if forwarded {
@@ -167,16 +193,17 @@ func (n *Node) post(ctx context.Context, addr, path string, body []byte, forward
 	}
 	resp, err := cl.Client().Do(req)
 	if err != nil {
-		return fmt.Errorf("ledger: %s: %w", addr, err)
+		return 0, fmt.Errorf("ledger: %s: %w", addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNoContent {
-		return nil
+		idx, _ := strconv.ParseUint(resp.Header.Get(appliedHeader), 10, 64)
+		return idx, nil
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	err = fmt.Errorf("ledger: %s answered %s: %s", addr, resp.Status, bytes.TrimSpace(msg))
 	if resp.StatusCode == http.StatusMisdirectedRequest {
 		err = fmt.Errorf("%w: %v", ErrNoLeader, err)
 	}
-	return err
+	return 0, err
 }
