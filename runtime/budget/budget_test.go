@@ -456,3 +456,26 @@ func TestAReloadedWindowIsANewBucket(t *testing.T) {
 		t.Fatalf("the hour window inherited the day's spend: %v", no.Error)
 	}
 }
+
+// TestRefreshLearnsASiblingsFlush: between its own flushes a node re-reads
+// the totals, so what a sibling flushed counts here before this node's next
+// flush.
+func TestRefreshLearnsASiblingsFlush(t *testing.T) {
+	s := testSnapshot(t, total(400, plan.WindowDay, plan.PerProfile))
+	led := NewMemory()
+	a, b := New(led, nil, newClock(noon).now), New(led, nil, newClock(noon).now)
+	if _, no := b.Admit(request(s, 1, 4, 10), cheap); no != nil { // b opens the bucket
+		t.Fatal(no.Error)
+	}
+	tk, _ := a.Admit(request(s, 0, 400, 50), cheap)
+	tk.Settle(&admission.Outcome{Status: 200, Usage: meter.Usage{TotalTokens: 300, Reported: true}})
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if spent, _ := held(t, b, "metered"); spent != 300 {
+		t.Errorf("b counts %d after a refresh, want the 300 a flushed", spent)
+	}
+}
