@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,6 +45,9 @@ func startDaemon(t *testing.T, bin string, env []string, args ...string) *daemon
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
+	if !slices.Contains(args, "-ledger-dir") {
+		args = append(args, "-ledger-in-memory")
+	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()

@@ -135,7 +135,7 @@ func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 	if err != nil {
 		return nil, procs, err
 	}
-	pd := exec.Command(dir+"/pistrad", "-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0",
+	pd := exec.Command(dir+"/pistrad", "-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0", "-ledger-in-memory",
 		"-max-idle-conns-per-host", "512")
 	pd.Env = append(os.Environ(), "PISTRA_BENCH_UPSTREAM_KEY=bench-upstream", "PISTRA_ADMIN_TOKEN=bench-admin")
 	pistrad, err := startProc(dir, "pistrad", pd, `"msg":"listening"`, func(l string) string { return field(l, "public") })

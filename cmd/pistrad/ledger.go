@@ -22,7 +22,7 @@ const clusterSecretEnv = "PISTRA_CLUSTER_SECRET"
 type ledgerFlags struct {
 	dir, id, listen, advertise, peers, join string
 	ca, cert, key                           string
-	insecure                                bool
+	insecure, inMemory                      bool
 }
 
 func (l *ledgerFlags) register(fs *flag.FlagSet) {
@@ -36,16 +36,23 @@ func (l *ledgerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.cert, "cluster-cert", "", "PEM file of this node's certificate")
 	fs.StringVar(&l.key, "cluster-key", "", "PEM file of this node's private key")
 	fs.BoolVar(&l.insecure, "cluster-insecure", false, "plaintext cluster traffic, on loopback only: for tests on one host")
+	fs.BoolVar(&l.inMemory, "ledger-in-memory", false,
+		"keep budget spend in this process's memory instead of a ledger: forgotten on restart, not shared; for tests and benchmarks")
 }
 
-// open starts the ledger the flags describe, or returns nil when they
-// name none.
+// open starts the ledger the flags describe, or returns nil for
+// -ledger-in-memory.
 func (l *ledgerFlags) open(log *slog.Logger) (*ledger.Node, error) {
-	if l.dir == "" {
+	switch {
+	case l.dir == "" && l.inMemory:
 		if l.listen != "" || l.peers != "" || l.join != "" {
 			return nil, errors.New("-raft-listen, -peers and -join need -ledger-dir")
 		}
 		return nil, nil
+	case l.dir == "":
+		return nil, errors.New("name the ledger's directory with -ledger-dir (or, for tests, -ledger-in-memory)")
+	case l.inMemory:
+		return nil, errors.New("-ledger-dir and -ledger-in-memory exclude each other")
 	}
 	cfg := ledger.Config{Dir: l.dir, ID: l.id, Logger: log}
 	if l.listen == "" {

@@ -110,7 +110,7 @@ func run(args []string) error {
 			c.opts.Members = node
 		}
 	} else {
-		log.Warn("no -ledger-dir: budget spend is kept in this process only, forgotten on restart, and not shared with other replicas")
+		log.Warn("-ledger-in-memory: budget spend is kept in this process only, forgotten on restart, and not shared with other replicas")
 	}
 	srv, err := server.New(c.opts)
 	if err != nil {
