@@ -9,15 +9,17 @@ import (
 func TestNullUsage(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"id":"c","choices":[{"delta":{"content":"Hi"}}],"usage":null}`: `{"id":"c","choices":[{"delta":{"content":"Hi"}}]}`,
-		`{"usage":null,"id":"c"}`:                  `{"id":"c"}`,
-		`{ "id" : "c" , "usage" : null }`:          `{ "id" : "c" }`,
-		`{"usage":null}`:                           `{}`,
-		`{"id":"c","usage":{"prompt_tokens":1}}`:   "",
-		`{"id":"c","x":{"usage":null}}`:            "",
-		`{"id":"c","content":"\",\"usage\":null"}`: "",
-		`{"usage":null,"usage":null}`:              "",
-		`[DONE]`:                                   "",
-		`{"id":"c","usage":null`:                   "",
+		`{"id":"c","choices":[],"usage":null}` + "\r\n":                  `{"id":"c","choices":[]}` + "\r\n",
+		`{"a":{"b":1},"usage":null}`:                                     `{"a":{"b":1}}`,
+		`{"usage":null,"id":"c"}`:                                        `{"id":"c"}`,
+		`{ "id" : "c" , "usage" : null }`:                                `{ "id" : "c" }`,
+		`{"usage":null}`:                                                 `{}`,
+		`{"id":"c","usage":{"prompt_tokens":1}}`:                         "",
+		`{"id":"c","x":{"usage":null}}`:                                  "",
+		`{"id":"c","content":"\",\"usage\":null"}`:                       "",
+		`{"usage":null,"usage":null}`:                                    "",
+		`[DONE]`:                                                         "",
+		`{"id":"c","usage":null`:                                         "",
 	} {
 		var m StreamMeter
 		m.Event([]byte(in))

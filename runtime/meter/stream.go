@@ -42,6 +42,9 @@ func (m *StreamMeter) Event(data []byte) Event {
 		m.ended = true
 		return Terminal
 	}
+	if m.shape == ShapeChat && m.askedContent(data) {
+		return 0
+	}
 	if !m.mayMatter(data) {
 		return 0
 	}
@@ -75,6 +78,23 @@ func (m *StreamMeter) mayMatter(data []byte) bool {
 	}
 	return true
 }
+
+// askedContent is the fast path for the common chunk of a stream asked
+// for usage: content whose only usage member is the "usage":null asking
+// adds, serialised last, as OpenAI and the servers copying it do. That
+// member ends the top-level object (a JSON object's last byte closes it),
+// so its span is known without a scan, and the chunk has nothing to read.
+func (m *StreamMeter) askedContent(data []byte) bool {
+	d := bytes.TrimRight(data, " \t\r\n")
+	if !bytes.HasSuffix(d, askedSuffix) || bytes.Count(data, quotedUsage) != 1 || bytes.Contains(data, quotedError) {
+		return false
+	}
+	end := len(d) - 1
+	m.nullUsage, m.hasNull = [2]int{end - (len(askedSuffix) - 1), end}, true
+	return true
+}
+
+var askedSuffix = []byte(`,"usage":null}`)
 
 var (
 	quotedUsage = []byte(`"usage"`)
