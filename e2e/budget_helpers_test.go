@@ -17,6 +17,27 @@ import (
 // What the budget tests share: reading GET /admin/v1/budgets, polling it,
 // and serving a fake behind a wrapper at an address a policy can name.
 
+// twoNativeProviders is one provider per dialect, each speaking only its
+// own, for policies that add their own profiles, keys and budgets.
+const twoNativeProviders = `providers: {
+	"up-openai": {
+		base_url:       "{{.OpenAI}}"
+		credential_env: "E2E_OPENAI_KEY"
+		models: {"gpt-4o-mini": {}}
+		channels: native: {dialect: "openai", tier: "native"}
+		timeout: "5s"
+	}
+	"up-anthropic": {
+		base_url:       "{{.Anthropic}}"
+		credential_env: "E2E_ANTHROPIC_KEY"
+		headers: "anthropic-version": "2023-06-01"
+		models: {"claude-haiku-4-5": {max_tokens: 8192}}
+		channels: native: {dialect: "anthropic", tier: "native"}
+		timeout: "5s"
+	}
+}
+`
+
 // bucketRow is one bucket of GET /admin/v1/budgets, decoded by the
 // documented field names rather than the server's own type, so a renamed
 // field fails here.

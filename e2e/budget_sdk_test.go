@@ -20,24 +20,7 @@ import (
 // 1000 tokens each.
 const budgetSDKPolicy = `package pistra
 
-providers: {
-	"up-openai": {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
-	}
-	"up-anthropic": {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: "anthropic-version": "2023-06-01"
-		models: {"claude-haiku-4-5": {max_tokens: 8192}}
-		channels: native: {dialect: "anthropic", tier: "native"}
-		timeout: "5s"
-	}
-}
-
+` + twoNativeProviders + `
 profiles: {
 	"per-minute": budgets: ["minute-cap"]
 	"per-day": budgets: ["day-cap"]
