@@ -27,6 +27,9 @@ type Suspender interface {
 // writes fail, which readiness and the admin API should show.
 type Health interface {
 	Ready() <-chan struct{}
+	// HasState reports whether the node holds any of the ledger, or knows
+	// a leader to get it from: a node that never joined has neither.
+	HasState() bool
 	Status(ctx context.Context) Status
 }
 
@@ -68,5 +71,9 @@ func (n *Node) Status(ctx context.Context) Status {
 	}
 	return s
 }
+
+// HasState reports whether this node has applied any of the log or knows
+// a leader: cheap enough for every request.
+func (n *Node) HasState() bool { return n.raft.AppliedIndex() > 0 || n.Writable() }
 
 func (n *Node) leads() bool { return n.raft.State() == raft.Leader }

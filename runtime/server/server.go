@@ -300,7 +300,8 @@ func (s *Server) readyz(w http.ResponseWriter) {
 }
 
 // ledgerReady reports whether the ledger, if any, has replayed what its
-// directory held.
+// directory held and holds something: a node that never joined its
+// cluster has an empty replica, which knows no spend and no suspension.
 func (s *Server) ledgerReady() bool {
 	h := s.opts.LedgerHealth
 	if h == nil {
@@ -308,7 +309,7 @@ func (s *Server) ledgerReady() bool {
 	}
 	select {
 	case <-h.Ready():
-		return true
+		return h.HasState()
 	default:
 		return false
 	}
