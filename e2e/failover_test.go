@@ -37,7 +37,10 @@ func TestRetryThenFailover(t *testing.T) {
 	}{
 		{"5xx fails over", fakeprovider.Faults{FailStatus: 503}, false, 2, 1, 0, 1, 1, "5xx", "backup-openai"},
 		{"5xx fails over before a stream starts", fakeprovider.Faults{FailStatus: 500}, true, 2, 1, 0, 1, 1, "5xx", "backup-openai"},
-		{"429 with retry-after fails over", fakeprovider.Faults{FailStatus: 429, FailCount: 2, RetryAfter: time.Second}, false, 2, 1, 0, 1, 1, "429", "backup-openai"},
+		{"429 with a short retry-after is retried, then fails over", fakeprovider.Faults{FailStatus: 429, FailCount: 2, RetryAfter: 10 * time.Millisecond}, false, 2, 1, 0, 1, 1, "429", "backup-openai"},
+		// A wait longer than the retry-wait cap (50 ms here) is not taken
+		// when another provider can answer: the request moves on at once.
+		{"429 asking for longer than the cap fails over at once", fakeprovider.Faults{FailStatus: 429, FailCount: 2, RetryAfter: time.Second}, false, 1, 1, 0, 0, 1, "429", "backup-openai"},
 		{"one 5xx is absorbed by a retry", fakeprovider.Faults{FailStatus: 502, FailCount: 1}, false, 2, 0, 0, 1, 0, "5xx", "up-openai"},
 		{"4xx is passed through", fakeprovider.Faults{FailStatus: 400}, false, 1, 0, 400, 0, 0, "", ""},
 	}

@@ -26,6 +26,7 @@ type Metrics struct {
 	requests  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
 	retries   *prometheus.CounterVec
+	noRetry   *prometheus.CounterVec
 	failovers *prometheus.CounterVec
 	skipped   *prometheus.CounterVec
 	streams   *prometheus.CounterVec
@@ -58,6 +59,10 @@ func New() *Metrics {
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pistra_retry_total",
 			Help: "Attempts re-sent to the same provider after a wait, by failure class.",
+		}, []string{"provider", "reason"}),
+		noRetry: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_retry_skipped_total",
+			Help: "Retries not made on a provider, by reason: retry_after_over_cap when it asked for a longer wait than the cap and another provider could take the request.",
 		}, []string{"provider", "reason"}),
 		failovers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pistra_failover_total",
@@ -100,7 +105,7 @@ func New() *Metrics {
 			Help: "Policy bundle reloads, by result (applied or refused).",
 		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.retries, m.failovers, m.skipped, m.streams, m.tokens, m.refusals, m.used, m.buckets, m.downgrade, m.panics, m.reloads,
+	m.reg.MustRegister(m.requests, m.duration, m.retries, m.noRetry, m.failovers, m.skipped, m.streams, m.tokens, m.refusals, m.used, m.buckets, m.downgrade, m.panics, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -122,6 +127,15 @@ func (m *Metrics) Request(route, provider string, status int, d time.Duration) {
 
 // Retry records an attempt re-sent to provider after a failure of class reason.
 func (m *Metrics) Retry(provider, reason string) { m.retries.WithLabelValues(provider, reason).Inc() }
+
+// RetryAfterOverCap is why a retry was skipped: the upstream asked for a
+// longer wait than the cap.
+const RetryAfterOverCap = "retry_after_over_cap"
+
+// RetrySkipped records a retry not made on provider, for reason.
+func (m *Metrics) RetrySkipped(provider, reason string) {
+	m.noRetry.WithLabelValues(provider, reason).Inc()
+}
 
 // Failover records a request moved from one provider to another.
 func (m *Metrics) Failover(from, to, reason string) {

@@ -201,3 +201,33 @@ func TestFailoverPastStaticSkips(t *testing.T) {
 		})
 	}
 }
+
+// TestLongRetryAfterMovesOn: an upstream asking for a longer wait than the
+// cap, when another provider could take the request, is not waited on: the
+// request fails over at once, and the skipped retry is counted. With
+// nowhere to go, the retry waits the cap as before.
+func TestLongRetryAfterMovesOn(t *testing.T) {
+	slow := testkit.JSON(503, `{}`, "Retry-After", "30")
+	for _, tt := range []struct {
+		name        string
+		cands       []plan.Candidate
+		aN, skipped float64
+		served      string
+	}{
+		{"failover possible", []plan.Candidate{a0, b1}, 1, 1, "b"},
+		{"nowhere to go", []plan.Candidate{a0}, 2, 0, "a"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := metrics.New()
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": {slow}, "b.test": {testkit.JSON(200, `{}`)}})
+			res, _ := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: tt.cands,
+				providers: testProviders(), metrics: m}.serve(t, up)
+			if got := float64(len(up.Calls("a.test"))); got != tt.aN || res.Provider != tt.served {
+				t.Errorf("a called %v times, served by %q; want %v, %q", got, res.Provider, tt.aN, tt.served)
+			}
+			if n := testkit.Counter(t, m.Registry(), "pistra_retry_skipped_total", map[string]string{"reason": metrics.RetryAfterOverCap}); n != tt.skipped {
+				t.Errorf("skipped %v, want %v", n, tt.skipped)
+			}
+		})
+	}
+}

@@ -131,7 +131,11 @@ func (p *Proxy) Serve(x *Exchange) {
 			}
 			last.discard()
 		}
-		last = p.tryCandidate(x, c, up, res)
+		var next upstream.Classes // what would move the request past c
+		if x.failoverAfter(ci, c.Provider) {
+			next = moveOn
+		}
+		last = p.tryCandidate(x, c, up, res, next)
 		res.Tried, res.Origin = c, c.Origin
 		if last.class == classNone {
 			p.relay(x, last, res)
@@ -265,7 +269,12 @@ func primaryProvider(x *Exchange) int {
 
 // tryCandidate sends c, retrying on the same provider while its retry
 // policy allows, and returns the last attempt.
-func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstream, res *record.Record) *attempt {
+//
+// When the upstream asks for a longer wait than MaxRetryWait and the
+// failure would move the request to another provider (next), waiting the
+// cap is waiting for an answer the upstream said would not come: the loop
+// moves on at once instead, and counts why.
+func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstream, res *record.Record, next upstream.Classes) *attempt {
 	for try := 0; ; try++ {
 		a := p.send(x, c, up)
 		res.Attempts++
@@ -275,6 +284,10 @@ func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstre
 		if try >= up.Retry.Max || !up.Retry.On.Has(a.class.failure()) || a.upstreamSaysNoRetry() {
 			return a
 		}
+		if next.Has(a.class.failure()) && p.asksTooLong(a) {
+			p.Metrics.RetrySkipped(up.Name, metrics.RetryAfterOverCap)
+			return a
+		}
 		wait := p.retryWait(up, try, a)
 		a.discard()
 		p.Metrics.Retry(up.Name, a.class.String())
@@ -282,6 +295,29 @@ func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstre
 			return &attempt{class: classCanceled, err: x.Client.Context().Err()}
 		}
 	}
+}
+
+// asksTooLong reports whether a's upstream asked, in retry-after(-ms), for
+// a longer wait than the proxy allows.
+func (p *Proxy) asksTooLong(a *attempt) bool {
+	if a.resp == nil {
+		return false
+	}
+	ra, ok := retryAfter(a.resp.Header, time.Now())
+	return ok && ra > p.MaxRetryWait
+}
+
+// failoverAfter reports whether a candidate of another provider than prov
+// comes after position ci in x's attempt order.
+func (x *Exchange) failoverAfter(ci, prov int) bool {
+	after := false
+	for _, o := range x.Order {
+		if after && x.Candidates[o].Provider != prov {
+			return true
+		}
+		after = after || o == ci
+	}
+	return false
 }
 
 // retryWait is the provider's backoff, doubled per retry, or what the
