@@ -222,10 +222,11 @@ func (p *Proxy) relayStream(x *Exchange, a *attempt, res *record.Record) {
 	}
 	switch {
 	case w.err != nil:
-		res.Err = fmt.Errorf("client write: %w", w.err)
+		res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", w.err)
 	case x.Client.Context().Err() != nil:
 		// The client left: the upstream read was cancelled for it, and
 		// there is no one to tell.
+		res.Status = record.StatusClientClosed
 		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
 	case st.meter.UpstreamError() != nil:
 		// The client got the upstream's error event, which ends a stream.

@@ -105,8 +105,9 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Recor
 	res.Usage, res.UsageFrom = s.Usage(), meter.SourceTranslator
 	switch {
 	case fw.err != nil:
-		res.Err = fmt.Errorf("client write: %w", fw.err)
+		res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", fw.err)
 	case x.Client.Context().Err() != nil:
+		res.Status = record.StatusClientClosed
 		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
 	case xlatErr != nil:
 		res.Cut = true
