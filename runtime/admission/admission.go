@@ -105,10 +105,9 @@ type Outcome struct {
 	// Status is the served upstream answer's status (the client may have
 	// been sent another, when the gateway could not use the answer).
 	Status int
-	// Usage is what the answer reported using, read from Source: for an
-	// answer cut short, what it reported before it broke.
-	Usage  meter.Usage
-	Source meter.Source
+	// Usage is what the answer reported using: for an answer cut short,
+	// what it reported before it broke.
+	Usage meter.Usage
 }
 
 // AdmitAll admits every candidate and settles nothing: the gate of a

@@ -81,6 +81,10 @@ func (b *Body) SetStream(f dialect.StreamFields) { b.head.Stream = f }
 // and the body can be edited to ask.
 func (b *Body) CanAskUsage() bool { return b.head.Stream.CanAskUsage() }
 
+// AskedUsage reports whether the client's stream asked for its usage
+// chunk itself (stream_options.include_usage: true).
+func (b *Body) AskedUsage() bool { return b.head.Stream.AskedUsage }
+
 // Requested is the model the client asked for.
 func (b *Body) Requested() string { return b.head.Model.Name }
 

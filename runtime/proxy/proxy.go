@@ -201,7 +201,7 @@ func (x *Exchange) settle(t *admission.Ticket) {
 	}
 	*t = nil // forgotten first: a panic inside Settle must not close it twice
 	res := x.Record
-	x.outcome = admission.Outcome{Status: res.UpstreamStatus, Usage: res.Usage, Source: res.UsageFrom}
+	x.outcome = admission.Outcome{Status: res.UpstreamStatus, Usage: res.Usage}
 	held.Settle(&x.outcome)
 }
 

@@ -100,7 +100,7 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Recor
 
 	fw := &flushWriter{w: x.W}
 	fw.flusher, _ = x.W.(http.Flusher)
-	s := x.Body.xlat.pair.Stream(fw, a.cand.Model, x.Body.Bytes())
+	s := x.Body.xlat.pair.Stream(fw, a.cand.Model, x.Body.AskedUsage())
 	upErr, xlatErr := pump(s, a.takeRead(), a.resp.Body)
 	res.Usage, res.UsageFrom = s.Usage(), meter.SourceTranslator
 	switch {

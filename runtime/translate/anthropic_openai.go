@@ -43,6 +43,6 @@ func (anthropicOpenAI) Error(status int, body []byte) (int, []byte) {
 	return OpenAIErrorToAnthropic(status, body)
 }
 
-func (anthropicOpenAI) Stream(w io.Writer, model string, _ []byte) Stream {
+func (anthropicOpenAI) Stream(w io.Writer, model string, _ bool) Stream {
 	return NewOpenAIToAnthropicStream(w, model)
 }

@@ -49,6 +49,6 @@ func (openAIAnthropic) Error(status int, body []byte) (int, []byte) {
 	return AnthropicErrorToOpenAI(status, body)
 }
 
-func (openAIAnthropic) Stream(w io.Writer, model string, body []byte) Stream {
-	return NewAnthropicToOpenAIStream(w, model, OpenAIIncludeUsage(body))
+func (openAIAnthropic) Stream(w io.Writer, model string, askedUsage bool) Stream {
+	return NewAnthropicToOpenAIStream(w, model, askedUsage)
 }

@@ -92,16 +92,6 @@ func OpenAIToAnthropicRequest(dst, body []byte, o Options) (out []byte, stream b
 	return out, in.Stream, nil
 }
 
-// OpenAIIncludeUsage reports whether a Chat Completions body asked for the
-// final usage chunk (stream_options.include_usage), which the proxy passes to
-// NewAnthropicToOpenAIStream.
-func OpenAIIncludeUsage(body []byte) bool {
-	var in struct {
-		StreamOptions *oaiStreamOptions `json:"stream_options"`
-	}
-	return json.Unmarshal(body, &in) == nil && in.StreamOptions != nil && in.StreamOptions.IncludeUsage
-}
-
 func thinks(t *antThinking) bool { return t != nil && t.Type != "disabled" }
 
 func forcesTool(c *antToolChoice) bool { return c != nil && (c.Type == "any" || c.Type == "tool") }

@@ -32,9 +32,10 @@ type Pair interface {
 	// Error translates an upstream error answer, keeping its message.
 	Error(status int, body []byte) (int, []byte)
 	// Stream translates one upstream event stream into client frames
-	// written to w; body is the client's request, which may ask for
-	// stream options the frames honour.
-	Stream(w io.Writer, model string, body []byte) Stream
+	// written to w; askedUsage is whether the client's request asked for
+	// the usage chunk (stream_options.include_usage), which the frames
+	// honour.
+	Stream(w io.Writer, model string, askedUsage bool) Stream
 }
 
 // Target is what a pair needs to know of the candidate it writes for.

@@ -24,6 +24,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/internal/testkit/sdkclient"
+	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/translate"
 )
@@ -87,7 +88,7 @@ func serve(t *testing.T, p pair, f fixture, translated *[]byte) string {
 			_, _ = w.Write(errBody)
 		case stream:
 			w.Header().Set("Content-Type", "text/event-stream")
-			s := p.stream(w, p.upstreamModel, translate.OpenAIIncludeUsage(body))
+			s := p.stream(w, p.upstreamModel, askedUsage(body))
 			_, _ = s.Write(upstream)
 			_ = s.Close()
 		default:
@@ -277,7 +278,7 @@ func TestAnthropicSDKStreamAccumulates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !translate.OpenAIIncludeUsage(sent) {
+			if !askedUsage(sent) {
 				t.Errorf("translated stream request does not ask for usage: %s", sent)
 			}
 			c.check(t, msg)
@@ -301,4 +302,11 @@ func TestAnthropicSDKErrors(t *testing.T) {
 	if !errors.As(stream.Err(), &apiErr) || apiErr.Type() != "api_error" {
 		t.Errorf("want an api_error from the stream, got %v", stream.Err())
 	}
+}
+
+// askedUsage reports whether a chat body asks for its usage chunk, as the
+// gateway reads it.
+func askedUsage(body []byte) bool {
+	h, err := dialect.ReadHead(body)
+	return err == nil && h.Stream.AskedUsage
 }
