@@ -55,7 +55,8 @@ func (c *compiler) checkProvider(name string, p srcProvider) {
 	}
 	if p.Pool != nil {
 		if _, ok := c.src.Pools[*p.Pool]; !ok {
-			c.errorf(at("pool"), "unknown pool %q (known: %s)", *p.Pool, listOf(sortedKeys(c.src.Pools)))
+			pools := sortedKeys(c.src.Pools)
+			c.errorf(at("pool"), "unknown pool %q (known: %s)%s", *p.Pool, listOf(pools), didYouMean(*p.Pool, pools))
 		}
 	}
 	if p.CredentialEnv != nil && !envName.MatchString(*p.CredentialEnv) {
@@ -74,7 +75,12 @@ func (c *compiler) checkProvider(name string, p srcProvider) {
 			c.labelErrorf(at("headers", h), "%q is not a valid HTTP header name", h)
 		case strings.ContainsAny(p.Headers[h], "\r\n\x00"):
 			c.errorf(at("headers", h), "header value holds a line break or NUL, which would split the request")
+		default:
+			c.staticSecret(at("headers", h), "header", h, p.Headers[h])
 		}
+	}
+	for _, q := range sortedKeys(p.Query) {
+		c.staticSecret(at("query", q), "query parameter", q, p.Query[q])
 	}
 	if len(p.Models) == 0 {
 		c.labelErrorf(at("models"), "provider %q serves no models", name)
@@ -125,7 +131,8 @@ func (c *compiler) checkModelRoutes(at cue.Path, routes []string) {
 	}
 	for i, r := range routes {
 		if !slices.Contains(plan.Routes, plan.Route(r)) {
-			c.errorf(cue.MakePath(append(at.Selectors(), cue.Index(i))...), "unknown route %q (accepted: %s)", r, listOf(plan.Names(plan.Routes)))
+			c.errorf(cue.MakePath(append(at.Selectors(), cue.Index(i))...), "unknown route %q (accepted: %s)%s",
+				r, listOf(plan.Names(plan.Routes)), didYouMean(r, plan.Names(plan.Routes)))
 		}
 	}
 }
@@ -154,7 +161,7 @@ func (c *compiler) checkChannel(at cue.Path, ch srcChannel) {
 		for i, r := range ch.Routes {
 			if !slices.Contains(own, r) {
 				c.errorf(cue.MakePath(append(field("routes").Selectors(), cue.Index(i))...),
-					"unknown route %q for dialect %s (accepted: %s)", r, ch.Dialect, listOf(own))
+					"unknown route %q for dialect %s (accepted: %s)%s", r, ch.Dialect, listOf(own), didYouMean(r, own))
 			}
 		}
 	}
@@ -185,8 +192,12 @@ func (c *compiler) checkClaim(at cue.Path, field func(string) cue.Path, ch srcCh
 	c.caps(field("preserves"), ch.Preserves)
 	if ch.VerifiedAt == nil {
 		c.labelErrorf(at, "a provider_compat channel's claim must be dated: verified_at is missing (YYYY-MM-DD)")
-	} else if _, err := time.Parse(isoDate, *ch.VerifiedAt); err != nil {
+	} else if d, err := time.Parse(isoDate, *ch.VerifiedAt); err != nil {
 		c.errorf(field("verified_at"), "verified_at %q is not a date (YYYY-MM-DD)", *ch.VerifiedAt)
+	} else if today := now().UTC(); d.After(today.AddDate(0, 0, 1)) {
+		// A day of slack: the operator's today may be UTC's tomorrow.
+		c.warnf(field("verified_at"), "verified_at %s is in the future (today is %s): a claim is dated by the day it was read",
+			*ch.VerifiedAt, today.Format(isoDate))
 	}
 	if ch.VerifiedBy == nil || strings.TrimSpace(*ch.VerifiedBy) == "" {
 		c.labelErrorf(at, "a provider_compat channel's claim must cite its source: verified_by is missing (the page or probe it was read from)")
@@ -210,7 +221,8 @@ func enum[T ~string](c *compiler, at cue.Path, what string, got T, accepted []T)
 	if slices.Contains(accepted, got) {
 		return true
 	}
-	c.errorf(at, "unknown %s %q (accepted: %s)", what, got, listOf(plan.Names(accepted)))
+	names := plan.Names(accepted)
+	c.errorf(at, "unknown %s %q (accepted: %s)%s", what, got, listOf(names), didYouMean(string(got), names))
 	return false
 }
 
@@ -218,7 +230,7 @@ func enum[T ~string](c *compiler, at cue.Path, what string, got T, accepted []T)
 func (c *compiler) caps(at cue.Path, names []string) {
 	for i, n := range names {
 		if _, ok := plan.ParseCap(n); !ok {
-			c.errorf(index(at, i), "unknown capability %q (known: %s)", n, listOf(plan.CapNames()))
+			c.errorf(index(at, i), "unknown capability %q (known: %s)%s", n, listOf(plan.CapNames()), didYouMean(n, plan.CapNames()))
 		}
 	}
 }
@@ -251,7 +263,9 @@ func (c *compiler) duration(at cue.Path, s string) {
 	}
 }
 
-// checkURL accepts an absolute http(s) URL without credentials in it.
+// checkURL accepts an absolute http(s) base URL without credentials, a
+// query or a fragment in it, that does not already end in a route: the
+// gateway appends the route's path itself ("/chat/completions").
 func (c *compiler) checkURL(at cue.Path, s string) {
 	u, err := url.Parse(s)
 	switch {
@@ -259,6 +273,20 @@ func (c *compiler) checkURL(at cue.Path, s string) {
 		c.errorf(at, "%q is not an absolute http(s) URL (e.g. \"https://api.openai.com/v1\")", s)
 	case u.User != nil:
 		c.errorf(at, "URL carries credentials; name the secret's environment variable in credential_env instead")
+	case u.RawQuery != "" || u.ForceQuery:
+		// Not echoed: the query may hold a key (Gemini's ?key=).
+		c.errorf(at, "base URL carries a query string (%s); the route is appended to the URL, so it would land in the query: "+
+			"give the URL without it and each parameter in the provider's query: {...}", listOf(sortedKeys(u.Query())))
+	case u.Fragment != "":
+		c.errorf(at, "base URL carries a #fragment, which is never sent; remove it")
+	default:
+		for _, r := range plan.Routes {
+			if p := r.UpstreamPath(); strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), p) {
+				c.errorf(at, "base URL already ends in the route %s, which the gateway appends itself; give the URL up to the API root (%q)",
+					p, strings.TrimSuffix(strings.TrimSuffix(s, "/"), p))
+				return
+			}
+		}
 	}
 }
 

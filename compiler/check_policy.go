@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"cuelang.org/go/cue"
 
@@ -43,7 +44,7 @@ func (c *compiler) checkProfile(name string, p srcProfile) {
 	}
 	if p.PoolSubset != nil {
 		if subsets := c.subsetNames(); !slices.Contains(subsets, *p.PoolSubset) {
-			c.errorf(at("pool_subset"), "unknown pool subset %q (known: %s)", *p.PoolSubset, listOf(subsets))
+			c.errorf(at("pool_subset"), "unknown pool subset %q (known: %s)%s", *p.PoolSubset, listOf(subsets), didYouMean(*p.PoolSubset, subsets))
 		}
 	}
 	budgets := make([]string, len(c.src.Budgets))
@@ -52,7 +53,7 @@ func (c *compiler) checkProfile(name string, p srcProfile) {
 	}
 	for i, b := range p.Budgets {
 		if !slices.Contains(budgets, b) {
-			c.errorf(at("budgets", i), "unknown budget %q (known: %s)", b, listOf(budgets))
+			c.errorf(at("budgets", i), "unknown budget %q (known: %s)%s", b, listOf(budgets), didYouMean(b, budgets))
 		}
 	}
 	duplicates(c, at("budgets"), "", p.Budgets, func(s string) string { return s }, "budget")
@@ -95,11 +96,10 @@ func (c *compiler) checkKeys() {
 	for i, k := range c.src.Keys {
 		field := func(name string) cue.Path { return cue.MakePath(append(index(at, i).Selectors(), cue.Str(name))...) }
 		if _, ok := c.src.Profiles[k.Profile]; !ok {
-			c.errorf(field("profile"), "unknown profile %q (known: %s)", k.Profile, listOf(profiles))
+			c.errorf(field("profile"), "unknown profile %q (known: %s)%s", k.Profile, listOf(profiles), didYouMean(k.Profile, profiles))
 		}
 		if !keyHash.MatchString(k.Hash) {
-			// Never echo the value: it may be the key itself.
-			c.errorf(field("hash"), "key %q must be stored as \"sha256:<64 lowercase hex>\", not as the key itself; `pistrac hash-key` prints the hash", k.Name)
+			c.errorf(field("hash"), "%s", badHash(k.Name, k.Hash))
 		}
 	}
 	duplicates(c, at, "hash", c.src.Keys, func(k srcKey) string {
@@ -108,6 +108,24 @@ func (c *compiler) checkKeys() {
 		}
 		return ""
 	}, "key hash")
+}
+
+// badHash words a key hash that is not "sha256:<64 lowercase hex>". One
+// with the prefix is a hash damaged on the way (cut short, upper-cased);
+// one without is most likely the key itself. The value is never echoed:
+// it may be the key.
+func badHash(key, hash string) string {
+	const want = "must be stored as \"sha256:<64 lowercase hex>\""
+	digits, prefixed := strings.CutPrefix(hash, "sha256:")
+	switch {
+	case !prefixed:
+		return fmt.Sprintf("key %q %s, not as the key itself; `pistrac hash-key` prints the hash", key, want)
+	case strings.Trim(digits, "0123456789abcdefABCDEF") != "":
+		return fmt.Sprintf("key %q: the hash after sha256: holds characters that are not hex digits; %s, as `pistrac hash-key` prints it", key, want)
+	case len(digits) != 64:
+		return fmt.Sprintf("key %q: the hash has %d hex digits after sha256:, not 64 (cut short when copied?); `pistrac hash-key` prints the whole hash", key, len(digits))
+	}
+	return fmt.Sprintf("key %q: the hash's hex digits must be lowercase, as `pistrac hash-key` prints them", key)
 }
 
 func (c *compiler) checkBudgets() {

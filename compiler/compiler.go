@@ -20,18 +20,36 @@ import (
 // Compile loads every .cue file in dir, unifies it with the schema's
 // #Policy, checks it, resolves the catalog, compiles CEL, plans the decision
 // graph and validates the result against the IR's JSON Schema. When the
-// policy is refused the error is Errors, one line per problem.
+// policy is refused the error is Errors, one line per problem. Warnings
+// are dropped; CompileWithWarnings returns them.
 func Compile(dir string) (*plan.Graph, error) {
+	g, _, err := CompileWithWarnings(dir)
+	return g, err
+}
+
+// CompileWithWarnings is Compile that also returns the warnings of a policy
+// that compiles: settings that are accepted but can never take effect
+// (sorted by position, each with Warning set). A refused policy returns
+// its errors only, since what an error breaks often looks dead as well.
+func CompileWithWarnings(dir string) (*plan.Graph, Errors, error) {
+	g, c, err := compile(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, c.warns.sort(), nil
+}
+
+func compile(dir string) (*plan.Graph, *compiler, error) {
 	l, errs := loadDir(dir)
 	if len(errs) > 0 {
-		return nil, errs.sort()
+		return nil, nil, errs.sort()
 	}
 	if errs := l.checkShape(); len(errs) > 0 {
-		return nil, errs.sort()
+		return nil, nil, errs.sort()
 	}
 	src, err := l.decode()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := &compiler{l: l, src: src, g: &plan.Graph{SourceHash: l.sourceHash()}}
 	// Checks, resolution and CEL read the same decoded document and do not
@@ -41,22 +59,23 @@ func Compile(dir string) (*plan.Graph, error) {
 	c.resolve()
 	c.compileCEL()
 	if len(c.errs) > 0 {
-		return nil, c.errs.sort()
+		return nil, nil, c.errs.sort()
 	}
 	if err := c.plan(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(c.errs) > 0 {
-		return nil, c.errs.sort()
+		return nil, nil, c.errs.sort()
 	}
+	c.warnDead()
 	bundle, err := json.Marshal(c.g)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the decision graph: %w", err)
+		return nil, nil, fmt.Errorf("encoding the decision graph: %w", err)
 	}
 	if err := schema.ValidateIR(bundle); err != nil {
-		return nil, fmt.Errorf("the compiled decision graph does not match the IR schema (a compiler bug): %w", err)
+		return nil, nil, fmt.Errorf("the compiled decision graph does not match the IR schema (a compiler bug): %w", err)
 	}
-	return c.g, nil
+	return c.g, c, nil
 }
 
 // compiler carries one compilation: the loaded document, the graph being
@@ -66,7 +85,9 @@ type compiler struct {
 	src  *source
 	g    *plan.Graph
 	errs Errors
-	cat  catalog
+	// warns is dead policy, reported only when errs stays empty.
+	warns Errors
+	cat   catalog
 	// exprs indexes Graph.CEL by kind and source; profileRules holds each
 	// profile's compiled rules until its plan.Profile is built.
 	exprs        map[string]int
@@ -76,6 +97,16 @@ type compiler struct {
 // errorf records a problem with the value at p, positioned at the value.
 func (c *compiler) errorf(p cue.Path, format string, args ...any) {
 	c.errs = append(c.errs, Error{Pos: c.l.at(p), Path: pathString(p), Msg: fmt.Sprintf(format, args...)})
+}
+
+// warnf records a warning about the value at p, positioned at the value.
+func (c *compiler) warnf(p cue.Path, format string, args ...any) {
+	c.warns = append(c.warns, Error{Pos: c.l.at(p), Path: pathString(p), Msg: fmt.Sprintf(format, args...), Warning: true})
+}
+
+// labelWarnf records a warning about the field at p, positioned at its name.
+func (c *compiler) labelWarnf(p cue.Path, format string, args ...any) {
+	c.warns = append(c.warns, Error{Pos: c.l.label(p), Path: pathString(p), Msg: fmt.Sprintf(format, args...), Warning: true})
 }
 
 // labelErrorf records a problem with the field at p as a whole, positioned

@@ -26,12 +26,15 @@ func (p Pos) String() string {
 
 // Error is one problem in a policy: where, which field, and what is wrong
 // (with what would be accepted). Also lists other positions that contribute,
-// such as the first declaration of a duplicated name.
+// such as the first declaration of a duplicated name. A Warning is policy
+// that compiles but cannot do what it reads (dead policy); it is printed
+// in the same one-line form, marked "warning:".
 type Error struct {
-	Pos  Pos
-	Path string
-	Msg  string
-	Also []Pos
+	Pos     Pos
+	Path    string
+	Msg     string
+	Also    []Pos
+	Warning bool
 }
 
 func (e Error) Error() string {
@@ -39,6 +42,9 @@ func (e Error) Error() string {
 	if e.Pos.File != "" {
 		b.WriteString(e.Pos.String())
 		b.WriteString(": ")
+	}
+	if e.Warning {
+		b.WriteString("warning: ")
 	}
 	if e.Path != "" {
 		b.WriteString(e.Path)

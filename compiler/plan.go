@@ -111,19 +111,20 @@ func staticRules(at cue.Path, rules []plan.Rule) []staticRule {
 // table plans every (route, name) for one envelope and returns the index of
 // the (shared) table. Iteration is routes in plan.Routes order, then names
 // sorted, so shared lists get the same indexes on every build. It also
-// refuses an envelope whose require_caps leaves a name it allows with no
-// candidate on any route.
+// refuses an envelope that leaves a name with no candidate on any route
+// because of require_caps, and warns of one that serves nothing at all.
 func (p *planner) table(env envelope) int {
 	var entries []plan.Entry
-	served := make(map[string]bool, len(p.cat.names))
-	lost := map[string]plan.CapSet{}
+	fates := make(map[string]*fate, len(p.cat.names))
 	for ri, route := range plan.Routes {
 		for _, name := range p.cat.names {
-			cands, skips := p.candidates(env, ri, name)
-			served[name] = served[name] || len(cands) > 0
-			for _, s := range skips {
-				lost[name] |= s.Missing
+			f := fates[name]
+			if f == nil {
+				f = &fate{}
+				fates[name] = f
 			}
+			cands, skips := p.candidates(env, ri, name, f)
+			f.served = f.served || len(cands) > 0
 			if len(cands) == 0 && !envelopeSkips(skips) {
 				continue
 			}
@@ -134,15 +135,115 @@ func (p *planner) table(env envelope) int {
 			entries = append(entries, plan.Entry{Route: route, Model: name, Plan: p.in.plan(pl)})
 		}
 	}
-	for _, name := range p.cat.names {
-		if !served[name] && lost[name] != 0 {
-			p.labelErrorf(path("profiles", env.name, "require_caps"),
-				"leaves %q with no candidate on any route: every channel that could serve it drops %s",
-				name, strings.Join(lost[name].Names(), ", "))
-		}
-	}
+	p.unreachable(env, fates)
 	plan.SortEntries(entries)
 	return p.in.table(entries)
+}
+
+// fate is what became of one name's candidates under an envelope, over
+// every route: whether any survived, and if not, who removed them.
+type fate struct {
+	served bool
+	// lost is what the channels require_caps alone removed lack (those
+	// a rule would have denied anyway are not counted: the rule decided).
+	lost plan.CapSet
+	// kept are the rules (indexes into envelope.rules) that denied a
+	// candidate require_caps let through; denied, every rule that denied
+	// any candidate.
+	kept, denied []int
+}
+
+// unreachable reports names require_caps leaves with no candidate, one
+// line per cause: require_caps itself when no channel keeps the
+// capabilities, or the rules that deny the channels that do. A name the
+// rules deny outright is what the rules are for and is not reported; a
+// profile whose rules leave it nothing at all is warned of.
+func (p *planner) unreachable(env envelope, fates map[string]*fate) {
+	type cause struct {
+		rules string // the kept rules, by index
+		lost  plan.CapSet
+	}
+	groups := map[cause][]string{}
+	var causes []cause
+	served := false
+	var denied []int
+	for _, name := range p.cat.names {
+		f := fates[name]
+		served = served || f.served
+		for _, r := range f.denied {
+			if !slices.Contains(denied, r) {
+				denied = append(denied, r)
+			}
+		}
+		if f.served || f.lost == 0 {
+			continue
+		}
+		slices.Sort(f.kept)
+		k := cause{rules: fmt.Sprint(f.kept), lost: f.lost}
+		if _, seen := groups[k]; !seen {
+			causes = append(causes, k)
+		}
+		groups[k] = append(groups[k], name)
+	}
+	for _, k := range causes {
+		names, lost := quoteAll(groups[k]), strings.Join(k.lost.Names(), ", ")
+		them := "it"
+		if len(groups[k]) > 1 {
+			them = "them"
+		}
+		f := fates[groups[k][0]]
+		if len(f.kept) == 0 {
+			p.labelErrorf(path("profiles", env.name, "require_caps"),
+				"leaves %s with no candidate on any route: every channel that could serve %s drops %s", names, them, lost)
+			continue
+		}
+		e := Error{Msg: fmt.Sprintf("%s every channel that keeps %s, which require_caps needs: %s %s left with no candidate on any route",
+			rulesDeny(env, f.kept), lost, names, isAre(len(groups[k])))}
+		for i, r := range f.kept {
+			if i == 0 {
+				e.Pos, e.Path = p.l.at(env.rules[r].at), pathString(env.rules[r].at)
+			} else {
+				e.Also = append(e.Also, p.l.at(env.rules[r].at))
+			}
+		}
+		p.errs = append(p.errs, e)
+	}
+	if !served && len(denied) > 0 {
+		slices.Sort(denied)
+		w := Error{Pos: p.l.label(path("profiles", env.name)), Path: pathString(path("profiles", env.name)), Warning: true,
+			Msg: fmt.Sprintf("profile %q can serve nothing: %s every candidate of every model it allows", env.name, rulesDeny(env, denied))}
+		for _, r := range denied {
+			w.Also = append(w.Also, p.l.at(env.rules[r].at))
+		}
+		p.warns = append(p.warns, w)
+	}
+}
+
+// rulesDeny names rules for a message: `rule "a" denies`, `rules "a", "b" deny`.
+func rulesDeny(env envelope, idx []int) string {
+	names := make([]string, len(idx))
+	for i, r := range idx {
+		names[i] = env.rules[r].Name
+	}
+	if len(names) == 1 {
+		return fmt.Sprintf("access rule %q denies", names[0])
+	}
+	return fmt.Sprintf("access rules %s deny", quoteAll(names))
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // envelopeSkips reports whether skips say something the profile decided
@@ -176,7 +277,7 @@ func nativeOnly(cands []plan.Candidate) bool {
 // sorts every way each provider could serve (route, name) into candidates
 // and static skips. The returned slices are the planner's buffers, valid
 // until the next call; the interner copies what it keeps.
-func (p *planner) candidates(env envelope, ri int, name string) ([]plan.Candidate, []plan.Skip) {
+func (p *planner) candidates(env envelope, ri int, name string, f *fate) ([]plan.Candidate, []plan.Skip) {
 	route := plan.Routes[ri]
 	p0 := p.cat.primary[name]
 	cands, skips := p.cands[:0], p.skips[:0]
@@ -202,7 +303,7 @@ func (p *planner) candidates(env envelope, ri int, name string) ([]plan.Candidat
 			}
 			c := plan.Candidate{Provider: prov, Channel: o.channel, Tier: o.tier, Model: m, Translate: o.translate,
 				Preserves: o.preserves, Origin: o.origin, Primary: prov == p0}
-			if s, skipped := p.admit(env, route, name, &c); skipped {
+			if s, skipped := p.admit(env, route, name, &c, f); skipped {
 				skips = append(skips, s)
 				continue
 			}
@@ -214,14 +315,25 @@ func (p *planner) candidates(env envelope, ri int, name string) ([]plan.Candidat
 }
 
 // admit applies the profile's envelope to one candidate: require_caps,
-// pool_subset, then the static rules.
-func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Candidate) (plan.Skip, bool) {
+// pool_subset, then the static rules, noting in f who removed it.
+func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Candidate, f *fate) (plan.Skip, bool) {
 	skip := plan.Skip{Provider: c.Provider, Channel: c.Channel, Model: c.Model}
+	prov := &p.g.Providers[c.Provider]
+	// Rules are read even for a candidate require_caps removes, so that a
+	// name the rules deny outright is not blamed on require_caps.
+	attrs := expr.Attrs{Route: string(route), Model: name, UpstreamModel: c.Model, Profile: env.name,
+		Provider: prov.Name, Channel: prov.Channels[c.Channel].Name}
+	rule := p.denyingRule(env, attrs)
+	if rule >= 0 && !slices.Contains(f.denied, rule) {
+		f.denied = append(f.denied, rule)
+	}
 	if missing := env.require &^ c.Preserves; missing != 0 {
+		if rule < 0 {
+			f.lost |= missing
+		}
 		skip.Reason, skip.Missing = reasonFidelityLoss, missing
 		return skip, true
 	}
-	prov := &p.g.Providers[c.Provider]
 	if env.subset != "" && prov.Pool >= 0 {
 		if !slices.ContainsFunc(p.g.Pools[prov.Pool].Subsets, func(s plan.Subset) bool { return s.Name == env.subset }) {
 			skip.Reason = reasonPoolSubset
@@ -229,20 +341,29 @@ func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Can
 		}
 		c.PoolSubset = env.subset
 	}
-	attrs := expr.Attrs{Route: string(route), Model: name, UpstreamModel: c.Model, Profile: env.name,
-		Provider: prov.Name, Channel: prov.Channels[c.Channel].Name}
-	for _, r := range env.rules {
-		deny, err := p.progs.Rule(r.Expr, attrs)
+	if rule >= 0 {
+		if !slices.Contains(f.kept, rule) {
+			f.kept = append(f.kept, rule)
+		}
+		skip.Reason = env.rules[rule].Code
+		return skip, true
+	}
+	return skip, false
+}
+
+// denyingRule is the first static rule that denies a, or -1.
+func (p *planner) denyingRule(env envelope, a expr.Attrs) int {
+	for i, r := range env.rules {
+		deny, err := p.progs.Rule(r.Expr, a)
 		if err != nil {
-			p.ruleFailed(r, attrs, err)
+			p.ruleFailed(r, a, err)
 			continue
 		}
 		if deny {
-			skip.Reason = r.Code
-			return skip, true
+			return i
 		}
 	}
-	return skip, false
+	return -1
 }
 
 // ruleFailed reports a static rule that cannot be evaluated, once per rule.

@@ -111,8 +111,9 @@ func (c *compiler) resolveAliases(name string, p srcProvider) map[string]string 
 			}
 			if _, isAlias := p.Aliases[cur]; !isAlias {
 				if len(chain) == 1 {
-					c.errorf(path("providers", name, "aliases", a), "alias %q points at model %q that provider %q does not serve (serves: %s)",
-						a, cur, name, listOf(sortedKeys(p.Models)))
+					models := sortedKeys(p.Models)
+					c.errorf(path("providers", name, "aliases", a), "alias %q points at model %q that provider %q does not serve (serves: %s)%s",
+						a, cur, name, listOf(models), didYouMean(cur, models))
 				}
 				break
 			}
@@ -139,7 +140,8 @@ func (c *compiler) failoverTargets(name string, p srcProvider) []int {
 		j, ok := c.cat.providers[t]
 		switch {
 		case !ok:
-			c.errorf(at, "unknown provider %q (known: %s)", t, listOf(sortedKeys(c.src.Providers)))
+			known := sortedKeys(c.src.Providers)
+			c.errorf(at, "unknown provider %q (known: %s)%s", t, listOf(known), didYouMean(t, known))
 		case t == name:
 			c.errorf(at, "provider %q cannot fail over to itself; its own retries cover that", name)
 		case slices.Contains(to, j):
@@ -178,10 +180,15 @@ func (c *compiler) resolvePrimaries() {
 		at, prov := path("primary", n), c.src.Primary[n]
 		p, known := c.cat.providers[prov]
 		switch {
+		case len(servers[n]) == 0 && c.declaresAlias(n):
+			// The alias does not resolve, which is reported where its
+			// chain breaks; saying nobody serves it would send the
+			// operator to the wrong line.
 		case len(servers[n]) == 0:
-			c.labelErrorf(at, "no provider serves %q (known names: %s)", n, listOf(c.cat.names))
+			c.labelErrorf(at, "no provider serves %q (known names: %s)%s", n, listOf(c.cat.names), didYouMean(n, c.cat.names))
 		case !known:
-			c.errorf(at, "unknown provider %q (known: %s)", prov, listOf(sortedKeys(c.src.Providers)))
+			known := sortedKeys(c.src.Providers)
+			c.errorf(at, "unknown provider %q (known: %s)%s", prov, listOf(known), didYouMean(prov, known))
 		case !slices.Contains(servers[n], p):
 			c.errorf(at, "provider %q does not serve %q (served by: %s)", prov, n, listOf(c.providerNames(servers[n])))
 		default:
@@ -208,6 +215,16 @@ func (c *compiler) resolvePrimaries() {
 		}
 		c.errs = append(c.errs, e)
 	}
+}
+
+// declaresAlias reports whether some provider declares n as an alias.
+func (c *compiler) declaresAlias(n string) bool {
+	for _, p := range c.src.Providers {
+		if _, ok := p.Aliases[n]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *compiler) providerNames(idx []int) []string {

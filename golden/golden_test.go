@@ -2,14 +2,16 @@
 // policy/*.cue as input and the expected outcome beside it:
 //
 //	errors.txt        the policy is refused with exactly these lines
+//	warnings.txt      the policy compiles with exactly these warnings (a
+//	                  case that compiles with warnings must have one)
 //	decisions.json    (profile or key, route, model, caps) -> the candidate
 //	                  that serves, or the refusal (authored, never rewritten)
 //	explain.args      queries for `pistrac explain`, one per line, whose
 //	explain.txt       output is pinned here
 //	routing.go.want   the generated routing.go, for a few cases
 //
-// `go test ./golden/... -update` rewrites errors.txt, explain.txt and
-// routing.go.want from the current compiler.
+// `go test ./golden/... -update` rewrites errors.txt, warnings.txt,
+// explain.txt and routing.go.want from the current compiler.
 package golden
 
 import (
@@ -26,7 +28,7 @@ import (
 	"github.com/pistra/pistra/internal/testkit/goldenfile"
 )
 
-var update = flag.Bool("update", false, "rewrite errors.txt, explain.txt and routing.go.want from the current compiler")
+var update = flag.Bool("update", false, "rewrite errors.txt, warnings.txt, explain.txt and routing.go.want from the current compiler")
 
 // minCases guards against the harness silently finding nothing.
 const minCases = 30
@@ -60,7 +62,7 @@ func caseDirs(t *testing.T) []string {
 }
 
 func runCase(t *testing.T, name string) {
-	g, err := compiler.Compile(filepath.Join(name, "policy"))
+	g, warns, err := compiler.CompileWithWarnings(filepath.Join(name, "policy"))
 	errFile := filepath.Join(name, "errors.txt")
 	var cerrs compiler.Errors
 	switch {
@@ -76,6 +78,14 @@ func runCase(t *testing.T, name string) {
 		t.Fatalf("policy compiled, but %s expects it to be refused", errFile)
 	}
 	ran := false
+	switch warnFile := filepath.Join(name, "warnings.txt"); {
+	case len(warns) > 0 || exists(warnFile):
+		if !exists(warnFile) && !*update {
+			t.Fatalf("policy compiled with warnings, and the case has no warnings.txt:\n%v", warns)
+		}
+		goldenfile.Check(t, warnFile, []byte(warns.Error()+"\n"), *update)
+		ran = len(warns) > 0
+	}
 	if f := filepath.Join(name, "decisions.json"); exists(f) {
 		runDecisions(t, g, f)
 		ran = true
@@ -96,7 +106,7 @@ func runCase(t *testing.T, name string) {
 		ran = true
 	}
 	if !ran {
-		t.Fatalf("case %s compiled but pins nothing: add decisions.json, explain.args or routing.go.want", name)
+		t.Fatalf("case %s compiled but pins nothing: add warnings.txt, decisions.json, explain.args or routing.go.want", name)
 	}
 }
 

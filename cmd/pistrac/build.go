@@ -27,7 +27,7 @@ func (c *cli) build(args []string) int {
 	if *out == "" {
 		return c.usageError("build", "-o DIR is required")
 	}
-	g, status := c.compileDir("build", pos[0])
+	g, _, status := c.compileDirWarnings("build", pos[0])
 	if g == nil {
 		return status
 	}
@@ -42,17 +42,34 @@ func (c *cli) build(args []string) int {
 }
 
 func (c *cli) check(args []string) int {
-	fs := c.flags("check", "POLICYDIR")
+	fs := c.flags("check", "[-strict] POLICYDIR")
+	strict := fs.Bool("strict", false, "fail (exit 1) on warnings too: what CI should run")
 	pos, status, ok := c.parse(fs, args, 1, 1)
 	if !ok {
 		return status
 	}
-	g, status := c.compileDir("check", pos[0])
+	g, warns, status := c.compileDirWarnings("check", pos[0])
 	if g == nil {
 		return status
 	}
-	fmt.Fprintf(c.stdout, "ok: %d plans (%d distinct) for %d profiles\n", planCount(g), len(g.Plans), len(g.Profiles))
+	if *strict && len(warns) > 0 {
+		fmt.Fprintf(c.stderr, "pistrac check: %s, refused under -strict\n", plural(len(warns), "warning"))
+		return exitFail
+	}
+	line := fmt.Sprintf("ok: %s (%d distinct) for %s", plural(planCount(g), "plan"), len(g.Plans), plural(len(g.Profiles), "profile"))
+	if len(warns) > 0 {
+		line += ", " + plural(len(warns), "warning")
+	}
+	fmt.Fprintln(c.stdout, line)
 	return exitOK
+}
+
+// plural renders a count with its noun: "1 profile", "2 profiles".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // planCount is the number of (profile, route, name) plans, counting

@@ -56,14 +56,25 @@ func (c *cli) loadSource(cmd string, args []string, bundlePath string) (*plan.Gr
 // is a usage error (a typo, or a bundle given without -bundle); a policy
 // with errors is a failure, printed one problem per line.
 func (c *cli) compileDir(cmd, dir string) (*plan.Graph, int) {
+	g, _, status := c.compileDirWarnings(cmd, dir)
+	return g, status
+}
+
+// compileDirWarnings is compileDir for the commands that report warnings
+// (build and check): it prints them on stderr, in the errors' form, and
+// returns them.
+func (c *cli) compileDirWarnings(cmd, dir string) (*plan.Graph, compiler.Errors, int) {
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return nil, c.usageError(cmd, "%s is not a policy directory", dir)
+		return nil, nil, c.usageError(cmd, "%s is not a policy directory", dir)
 	}
-	g, err := compiler.Compile(dir)
+	g, warns, err := compiler.CompileWithWarnings(dir)
 	if err != nil {
-		return nil, c.fail(cmd, err, statusOf(err))
+		return nil, nil, c.fail(cmd, err, statusOf(err))
 	}
-	return g, exitOK
+	if len(warns) > 0 {
+		fmt.Fprintln(c.stderr, warns.Error())
+	}
+	return g, warns, exitOK
 }
 
 // statusOf is the exit status for a failed load: unreadable input is a

@@ -28,8 +28,10 @@ Usage:
   pistrac build -o DIR POLICYDIR
         compile and write the generated package, bundle.json and the CEL
         bundle into DIR, removing generated files it no longer produces
-  pistrac check POLICYDIR
-        compile only; prints "ok: ..." on success, every error otherwise
+  pistrac check [-strict] POLICYDIR
+        compile only; prints "ok: ..." on success, every error otherwise;
+        warnings (policy that cannot take effect) are printed too, and
+        with -strict fail the check
   pistrac explain (-profile P | -key K) -route R -model M [-caps a,b] (POLICYDIR | -bundle FILE)
         the candidates of one plan in order, every skip with its reason, and
         what fidelity selection does for a request using the given caps
@@ -45,8 +47,9 @@ Run "pistrac COMMAND -h" for a command's flags.
 
 Exit status:
   0  success (diff: no plan changed)
-  1  build, check, explain, catalog: the policy has errors, or explain's
-     query has no plan; diff: plans changed (settings-only changes exit 0)
+  1  build, check, explain, catalog: the policy has errors (check -strict:
+     or warnings), or explain's query has no plan; diff: plans changed
+     (settings-only changes exit 0)
   2  usage error, unreadable input or output, or (diff) a side that does
      not load
 `

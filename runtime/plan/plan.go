@@ -54,6 +54,24 @@ const (
 // Routes lists every route in canonical order.
 var Routes = []Route{RouteChatCompletions, RouteCompletions, RouteEmbeddings, RouteResponses, RouteMessages}
 
+// UpstreamPath is the path the route takes below a base URL that ends in
+// /v1 ("/chat/completions"); "" for an unknown route.
+func (r Route) UpstreamPath() string {
+	switch r {
+	case RouteChatCompletions:
+		return "/chat/completions"
+	case RouteCompletions:
+		return "/completions"
+	case RouteEmbeddings:
+		return "/embeddings"
+	case RouteResponses:
+		return "/responses"
+	case RouteMessages:
+		return "/messages"
+	}
+	return ""
+}
+
 // Dialect is the API family a client or channel speaks.
 type Dialect string
 

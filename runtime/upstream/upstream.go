@@ -61,16 +61,6 @@ type Retry struct {
 	Backoff time.Duration
 }
 
-// upstreamPaths is the path each upstream route takes below a base URL
-// that ends in /v1.
-var upstreamPaths = map[plan.Route]string{
-	plan.RouteChatCompletions: "/chat/completions",
-	plan.RouteCompletions:     "/completions",
-	plan.RouteEmbeddings:      "/embeddings",
-	plan.RouteResponses:       "/responses",
-	plan.RouteMessages:        "/messages",
-}
-
 // Resolve prepares every provider of g. env looks credentials up (os.LookupEnv
 // in pistrad); a provider whose variable is unset or empty is an error that
 // names both, so a bad deployment fails at start-up or reload, not on the
@@ -159,8 +149,8 @@ func channelURLs(p *plan.Provider, ch *plan.Channel) ([]*url.URL, error) {
 		query = q.Encode()
 	}
 	for _, r := range ch.Routes {
-		path, ok := upstreamPaths[r]
-		if !ok {
+		path := r.UpstreamPath()
+		if path == "" {
 			return nil, fmt.Errorf("unknown route %q", r)
 		}
 		u, err := url.Parse(strings.TrimSuffix(base, "/") + path)

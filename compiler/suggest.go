@@ -1,0 +1,92 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+)
+
+// closest is the accepted name a mistyped one most likely meant: the one
+// fewest edits away (a swap of neighbours counts as one edit), if close
+// enough to be a typo rather than a different word. A stem of the name
+// ("retry" for "retries") counts as close; a name with other digits
+// ("gpt-5", "4xx") is another thing, not a typo. Ties go to the name
+// first in known's order, so the suggestion is stable.
+func closest(got string, known []string) (string, bool) {
+	best, bestD := "", -1
+	for _, k := range known {
+		if k == got || digits(k) != digits(got) {
+			continue
+		}
+		d := editDistance(strings.ToLower(got), strings.ToLower(k))
+		if !nearEnough(got, k, d) {
+			continue
+		}
+		if bestD < 0 || d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best, bestD >= 0
+}
+
+// nearEnough: one edit, or one per four letters of longer words, or a
+// shared stem of four letters or more that leaves at most one letter of
+// the shorter word over.
+func nearEnough(got, k string, d int) bool {
+	n := min(len(got), len(k))
+	switch {
+	case n <= 3:
+		return d == 0 // only a difference of case
+	case d <= max(1, len(got)/4):
+		return true
+	}
+	prefix := 0
+	for prefix < n && got[prefix] == k[prefix] {
+		prefix++
+	}
+	return prefix >= 4 && prefix >= n-1
+}
+
+// didYouMean renders the suggestion for a message, or "" when nothing is
+// close: `; did you mean "openai"?`.
+func didYouMean(got string, known []string) string {
+	if k, ok := closest(got, known); ok {
+		return fmt.Sprintf("; did you mean %q?", k)
+	}
+	return ""
+}
+
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and transpositions of adjacent bytes.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+// digits is the digits of s in order: "gpt-4o-mini" is "4".
+func digits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+}
