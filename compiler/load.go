@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -179,9 +180,80 @@ func (l *loaded) inPolicy(p token.Pos) bool {
 // operator's files) into ours, one per problem, positions in policy files.
 func (l *loaded) cueErrors(err error) Errors {
 	var out Errors
-	for _, e := range cueerrors.Errors(err) {
-		out = append(out, l.cueError(e, cuePathString(e.Path())))
+	var lists []string // lists split over files, reported once each
+	errs := cueerrors.Errors(err)
+	for _, e := range errs {
+		if list, files := l.splitList(e); list != "" && !slices.Contains(lists, list) {
+			lists = append(lists, list)
+			out = append(out, l.splitListError(e, list, files))
+		}
 	}
+	for _, e := range errs {
+		path := cuePathString(e.Path())
+		// Everything else wrong inside a split list (a length mismatch,
+		// the other elements) is the same problem.
+		if !slices.ContainsFunc(lists, func(list string) bool {
+			return path == list || strings.HasPrefix(path, list+"[") || strings.HasPrefix(path, list+".")
+		}) {
+			out = append(out, l.cueError(e, path))
+		}
+	}
+	return out
+}
+
+// splitList recognizes a conflict inside a list written in more than one
+// file: CUE unifies two lists element by element instead of appending
+// them, so keys in two files conflict at keys[0]. It returns the list's
+// path and the files, or "".
+func (l *loaded) splitList(e cueerrors.Error) (string, []string) {
+	elems := e.Path()
+	if len(elems) > 0 && elems[0] == "#Policy" {
+		elems = elems[1:]
+	}
+	format, _ := e.Msg()
+	root := -1
+	for i, el := range elems {
+		if _, err := strconv.Atoi(el); err == nil {
+			root = i
+			break
+		}
+	}
+	if root < 0 && strings.Contains(format, "incompatible list lengths") {
+		root = len(elems)
+	}
+	if root <= 0 {
+		return "", nil
+	}
+	var files []string
+	for _, p := range append([]token.Pos{e.Position()}, e.InputPositions()...) {
+		if f := filepath.Base(p.Filename()); l.inPolicy(p) && !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	if len(files) < 2 {
+		return "", nil
+	}
+	slices.Sort(files)
+	return cuePathString(elems[:root]), files
+}
+
+// splitListError says why a list in two files conflicts and how to join
+// them: hidden fields are the files' own, and list.Concat appends.
+func (l *loaded) splitListError(e cueerrors.Error, list string, files []string) Error {
+	out := l.cueError(e, list)
+	hidden := make([]string, len(files))
+	for i, f := range files {
+		hidden[i] = "_" + strings.Map(func(r rune) rune {
+			if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '_'
+		}, strings.TrimSuffix(f, ".cue"))
+	}
+	last := list[strings.LastIndexAny(list, ".")+1:]
+	out.Msg = fmt.Sprintf("%s is written in %s, and CUE does not merge lists across files: it unifies them element by element, so they conflict; "+
+		"define %s in one file, or give each file its own hidden list (%s: [...]) and join them once: %s: list.Concat([%s]) with import \"list\"",
+		list, strings.Join(files, " and "), last, hidden[0], last, strings.Join(hidden, ", "))
 	return out
 }
 
@@ -197,7 +269,7 @@ func (l *loaded) cueError(e cueerrors.Error, path string) Error {
 		}
 	}
 	format, args := e.Msg()
-	out := Error{Path: path, Msg: strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")}
+	out := Error{Path: path, Msg: strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ") + bareWordHint(format, args)}
 	if len(ps) > 0 {
 		out.Pos, out.Also = ps[0], ps[1:]
 	}

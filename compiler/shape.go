@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -83,13 +84,21 @@ func (w *shapeWalker) walk(sels []cue.Selector, sch, v, u cue.Value) {
 }
 
 func (w *shapeWalker) walkStruct(sels []cue.Selector, sch, v, u cue.Value) {
+	// meant are the fields a misspelt one was taken for: the misspelling
+	// is the one error, not also the field it leaves missing.
+	var meant []string
 	iter, _ := v.Fields()
 	for iter.Next() {
 		name := iter.Selector().Unquoted()
 		field := append(sels[:len(sels):len(sels)], cue.Str(name))
 		fs, ok := schemaField(sch, name)
 		if !ok {
-			w.fail(field, labelPos(iter.Value()), "unknown field %q (known: %s)", name, listOf(knownFields(sch)))
+			known := knownFields(sch)
+			hint := ""
+			if k, ok := closest(name, known); ok && !v.LookupPath(cue.MakePath(cue.Str(k))).Exists() {
+				meant, hint = append(meant, k), didYouMean(name, known)
+			}
+			w.fail(field, labelPos(iter.Value()), "unknown field %q (known: %s)%s", name, listOf(known), hint)
 			continue
 		}
 		w.walk(field, fs, iter.Value(), u.LookupPath(cue.MakePath(cue.Str(name))))
@@ -98,7 +107,7 @@ func (w *shapeWalker) walkStruct(sels []cue.Selector, sch, v, u cue.Value) {
 	siter, _ := sch.Fields()
 	for siter.Next() {
 		name := siter.Selector().Unquoted()
-		if v.LookupPath(cue.MakePath(cue.Str(name))).Exists() {
+		if v.LookupPath(cue.MakePath(cue.Str(name))).Exists() || slices.Contains(meant, name) {
 			continue
 		}
 		if d, _ := u.LookupPath(cue.MakePath(cue.Str(name))).Default(); !d.IsConcrete() {

@@ -2,7 +2,10 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // closest is the accepted name a mistyped one most likely meant: the one
@@ -89,4 +92,28 @@ func digits(s string) string {
 		}
 		return -1
 	}, s)
+}
+
+// bareWordHint follows CUE's "reference "reject" not found": a bare word
+// is a reference to a field, and a string is written in quotes. A word of
+// one of the policy's vocabularies is certainly meant as the string.
+func bareWordHint(format string, args []any) string {
+	if format != "reference %q not found" || len(args) != 1 {
+		return ""
+	}
+	word, ok := args[0].(string)
+	if !ok {
+		return ""
+	}
+	if slices.Contains(vocabulary(), word) {
+		return fmt.Sprintf(": write %q in quotes (a bare word refers to a field)", word)
+	}
+	return fmt.Sprintf("; if it is meant as a string, write %q in quotes", word)
+}
+
+// vocabulary is every word a policy field accepts from a fixed list.
+func vocabulary() []string {
+	return slices.Concat(dialects, tiers, schemes, plan.CapNames(), plan.Names(plan.Routes), plan.Names(plan.LossActions),
+		plan.Names(plan.FailureClasses), plan.Names(plan.Windows), plan.Names(plan.BucketScopes), plan.Names(plan.CostTypes),
+		plan.Names(plan.AuthSchemes))
 }

@@ -72,7 +72,7 @@ func TestUsage(t *testing.T) {
 		{"unknown command", []string{"compile"}, exitUsage, "", `unknown command "compile"`},
 		{"command help", []string{"explain", "-h"}, exitOK, "", "usage: pistrac explain"},
 		{"unknown flag", []string{"check", "-x", defaultPolicy}, exitUsage, "", "flag provided but not defined"},
-		{"missing argument", []string{"check"}, exitUsage, "", "usage: pistrac check POLICYDIR"},
+		{"missing argument", []string{"check"}, exitUsage, "", "usage: pistrac check [-strict] POLICYDIR"},
 		{"build without -o", []string{"build", defaultPolicy}, exitUsage, "", "-o DIR is required"},
 		{"not a directory", []string{"check", "no/such/dir"}, exitUsage, "", "no/such/dir is not a policy directory"},
 		{"unknown capability", []string{"explain", "-profile", "default", "-route", "chat_completions", "-model", "fast",
@@ -116,6 +116,30 @@ func TestCheck(t *testing.T) {
 	if !regexp.MustCompile(`^ok: \d+ plans \(\d+ distinct\) for 2 profiles\n$`).MatchString(r.stdout) || r.stderr != "" {
 		t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
 	}
+}
+
+func TestCheckWarnings(t *testing.T) {
+	dir := copyPolicy(t, `verified_at: "2026-11-20"`, `verified_at: "2999-01-01"`)
+	r := pistrac(t, "", "check", dir)
+	r.want(t, exitOK)
+	if !regexp.MustCompile(`^ok: \d+ plans \(\d+ distinct\) for 2 profiles, 1 warning\n$`).MatchString(r.stdout) {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if !regexp.MustCompile(`^\S+catalog\.cue:\d+:\d+: warning: providers\."fake-anthropic"\.channels\."openai-compat"\.verified_at: verified_at 2999-01-01 is in the future`).MatchString(r.stderr) {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	strict := pistrac(t, "", "check", "-strict", dir)
+	strict.want(t, exitFail)
+	if strict.stdout != "" || !strings.Contains(strict.stderr, "warning: ") || !strings.HasSuffix(strict.stderr, "pistrac check: 1 warning, refused under -strict\n") {
+		t.Errorf("-strict: stdout %q, stderr %q", strict.stdout, strict.stderr)
+	}
+	// build prints them too, and still writes.
+	b := pistrac(t, "", "build", "-o", t.TempDir(), dir)
+	b.want(t, exitOK)
+	if !strings.Contains(b.stderr, "warning: ") {
+		t.Errorf("build does not print the warning: %q", b.stderr)
+	}
+	pistrac(t, "", "check", "-strict", defaultPolicy).want(t, exitOK)
 }
 
 func TestCheckListsEveryError(t *testing.T) {
