@@ -3,7 +3,7 @@ GO ?= go
 # Multiplies each fuzz target's execution count (scripts/fuzz.sh).
 FUZZSCALE ?= 1
 
-.PHONY: run test build gen gencheck vet fmtcheck unit fuzz bench
+.PHONY: run test build gen gencheck policycheck vet fmtcheck unit fuzz bench
 
 run: gen
 	./scripts/run.sh
@@ -38,7 +38,13 @@ unit:
 fuzz:
 	./scripts/fuzz.sh $(FUZZSCALE)
 
-test: vet fmtcheck gencheck unit fuzz
+# The default policy and every example, warnings refused as CI should
+# (-race: the build gencheck already made, see there).
+policycheck:
+	$(GO) run -race ./cmd/pistrac check -strict policies
+	@for d in policies/examples/*/; do echo "$$d"; $(GO) run -race ./cmd/pistrac check -strict "$$d" || exit 1; done
+
+test: vet fmtcheck gencheck policycheck unit fuzz
 
 # The load benchmark, then the per-request and per-chunk costs in allocs/op.
 bench:

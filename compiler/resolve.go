@@ -180,10 +180,11 @@ func (c *compiler) resolvePrimaries() {
 		at, prov := path("primary", n), c.src.Primary[n]
 		p, known := c.cat.providers[prov]
 		switch {
-		case len(servers[n]) == 0 && c.declaresAlias(n):
+		case known && !slices.Contains(servers[n], p) && hasAlias(c.src.Providers[prov], n),
+			len(servers[n]) == 0 && c.declaresAlias(n):
 			// The alias does not resolve, which is reported where its
-			// chain breaks; saying nobody serves it would send the
-			// operator to the wrong line.
+			// chain breaks; saying the provider does not serve it would
+			// send the operator to the wrong line.
 		case len(servers[n]) == 0:
 			c.labelErrorf(at, "no provider serves %q (known names: %s)%s", n, listOf(c.cat.names), didYouMean(n, c.cat.names))
 		case !known:
@@ -220,11 +221,16 @@ func (c *compiler) resolvePrimaries() {
 // declaresAlias reports whether some provider declares n as an alias.
 func (c *compiler) declaresAlias(n string) bool {
 	for _, p := range c.src.Providers {
-		if _, ok := p.Aliases[n]; ok {
+		if hasAlias(p, n) {
 			return true
 		}
 	}
 	return false
+}
+
+func hasAlias(p srcProvider, n string) bool {
+	_, ok := p.Aliases[n]
+	return ok
 }
 
 func (c *compiler) providerNames(idx []int) []string {

@@ -32,21 +32,18 @@ func closest(got string, known []string) (string, bool) {
 }
 
 // nearEnough: one edit, or one per four letters of longer words, or a
-// shared stem of four letters or more that leaves at most one letter of
-// the shorter word over.
+// shared stem: the shorter word whole ("day" of "dayly"), or but its last
+// letter ("retr" of "retry" and "retries"), and not under half the longer.
 func nearEnough(got, k string, d int) bool {
 	n := min(len(got), len(k))
-	switch {
-	case n <= 3:
-		return d == 0 // only a difference of case
-	case d <= max(1, len(got)/4):
+	if d <= max(1, len(got)/4) {
 		return true
 	}
 	prefix := 0
 	for prefix < n && got[prefix] == k[prefix] {
 		prefix++
 	}
-	return prefix >= 4 && prefix >= n-1
+	return prefix >= 3 && prefix >= n-1 && 2*n >= max(len(got), len(k))
 }
 
 // didYouMean renders the suggestion for a message, or "" when nothing is

@@ -9,9 +9,10 @@ import (
 )
 
 // TestExamplesCompile compiles the default policy and every example under
-// policies/examples, and runs an example's decisions.json when it has one:
-// the examples are documentation, and documentation that does not compile
-// is worse than none.
+// policies/examples, without a warning, and runs an example's
+// decisions.json when it has one: the examples are documentation, and
+// documentation that does not compile (or holds dead policy) is worse
+// than none.
 func TestExamplesCompile(t *testing.T) {
 	dirs := []string{filepath.Join("..", "policies")}
 	entries, err := os.ReadDir(filepath.Join("..", "policies", "examples"))
@@ -29,9 +30,12 @@ func TestExamplesCompile(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
-			g, err := compiler.Compile(dir)
+			g, warns, err := compiler.CompileWithWarnings(dir)
 			if err != nil {
 				t.Fatalf("%s does not compile:\n%v", dir, err)
+			}
+			if len(warns) > 0 {
+				t.Errorf("%s compiles with warnings:\n%v", dir, warns)
 			}
 			if f := filepath.Join(dir, "decisions.json"); exists(f) {
 				runDecisions(t, g, f)
