@@ -16,6 +16,9 @@ import (
 // first in known's order, so the suggestion is stable.
 func closest(got string, known []string) (string, bool) {
 	best, bestD := "", -1
+	if got == "" {
+		return "", false
+	}
 	for _, k := range known {
 		if k == got || digits(k) != digits(got) {
 			continue
