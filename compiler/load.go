@@ -183,9 +183,9 @@ func (l *loaded) cueErrors(err error) Errors {
 	var lists []string // lists split over files, reported once each
 	errs := cueerrors.Errors(err)
 	for _, e := range errs {
-		if list, files := l.splitList(e); list != "" && !slices.Contains(lists, list) {
+		if list, at := l.splitList(e); list != "" && !slices.Contains(lists, list) {
 			lists = append(lists, list)
-			out = append(out, l.splitListError(e, list, files))
+			out = append(out, splitListError(list, at))
 		}
 	}
 	for _, e := range errs {
@@ -204,57 +204,57 @@ func (l *loaded) cueErrors(err error) Errors {
 // splitList recognizes a conflict inside a list written in more than one
 // file: CUE unifies two lists element by element instead of appending
 // them, so keys in two files conflict at keys[0]. It returns the list's
-// path and the files, or "".
-func (l *loaded) splitList(e cueerrors.Error) (string, []string) {
-	elems := e.Path()
-	if len(elems) > 0 && elems[0] == "#Policy" {
-		elems = elems[1:]
+// path and where each file writes it, or "".
+func (l *loaded) splitList(e cueerrors.Error) (string, []Pos) {
+	if !l.inst.Exists() {
+		return "", nil // the files did not build: nothing is unified yet
 	}
-	format, _ := e.Msg()
-	root := -1
-	for i, el := range elems {
-		if _, err := strconv.Atoi(el); err == nil {
-			root = i
-			break
-		}
-	}
-	if root < 0 && strings.Contains(format, "incompatible list lengths") {
-		root = len(elems)
+	sels := cueSelectors(e.Path())
+	root := slices.IndexFunc(sels, func(s cue.Selector) bool { return s.Type() == cue.IndexLabel })
+	if format, _ := e.Msg(); root < 0 && strings.Contains(format, "incompatible list lengths") {
+		root = len(sels)
 	}
 	if root <= 0 {
 		return "", nil
 	}
-	var files []string
-	for _, p := range append([]token.Pos{e.Position()}, e.InputPositions()...) {
-		if f := filepath.Base(p.Filename()); l.inPolicy(p) && !slices.Contains(files, f) {
-			files = append(files, f)
-		}
-	}
-	if len(files) < 2 {
+	list := cue.MakePath(sels[:root]...)
+	op, parts := l.inst.LookupPath(list).Expr()
+	if op != cue.AndOp {
 		return "", nil
 	}
-	slices.Sort(files)
-	return cuePathString(elems[:root]), files
+	var at []Pos
+	for _, part := range parts {
+		p := part.Pos()
+		if part.IncompleteKind() == cue.ListKind && l.inPolicy(p) &&
+			!slices.ContainsFunc(at, func(q Pos) bool { return q.File == l.pos(p).File }) {
+			at = append(at, l.pos(p))
+		}
+	}
+	if len(at) < 2 {
+		return "", nil
+	}
+	slices.SortFunc(at, func(a, b Pos) int { return strings.Compare(a.File, b.File) })
+	return pathString(list), at
 }
 
 // splitListError says why a list in two files conflicts and how to join
 // them: hidden fields are the files' own, and list.Concat appends.
-func (l *loaded) splitListError(e cueerrors.Error, list string, files []string) Error {
-	out := l.cueError(e, list)
-	hidden := make([]string, len(files))
-	for i, f := range files {
+func splitListError(list string, at []Pos) Error {
+	files, hidden := make([]string, len(at)), make([]string, len(at))
+	for i, p := range at {
+		files[i] = filepath.Base(p.File)
 		hidden[i] = "_" + strings.Map(func(r rune) rune {
 			if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
 				return r
 			}
 			return '_'
-		}, strings.TrimSuffix(f, ".cue"))
+		}, strings.TrimSuffix(files[i], ".cue"))
 	}
-	last := list[strings.LastIndexAny(list, ".")+1:]
-	out.Msg = fmt.Sprintf("%s is written in %s, and CUE does not merge lists across files: it unifies them element by element, so they conflict; "+
-		"define %s in one file, or give each file its own hidden list (%s: [...]) and join them once: %s: list.Concat([%s]) with import \"list\"",
-		list, strings.Join(files, " and "), last, hidden[0], last, strings.Join(hidden, ", "))
-	return out
+	last := list[strings.LastIndex(list, ".")+1:]
+	return Error{Pos: at[0], Also: at[1:], Path: list, Msg: fmt.Sprintf(
+		"the list is written in %s, and CUE does not merge lists across files: it unifies them element by element, so they conflict; "+
+			"define %s in one file, or give each file its own hidden list (%s: [...]) and join them once: %s: list.Concat([%s]) with import \"list\"",
+		strings.Join(files, " and "), last, hidden[0], last, strings.Join(hidden, ", "))}
 }
 
 // cueError renders one CUE error: its first position in a policy file
@@ -288,6 +288,11 @@ func containsPos(ps []Pos, p Pos) bool {
 // cuePathString renders CUE's error path the way we print paths, dropping
 // the #Policy prefix the unification adds.
 func cuePathString(elems []string) string {
+	return pathString(cue.MakePath(cueSelectors(elems)...))
+}
+
+// cueSelectors parses CUE's error path into selectors, without #Policy.
+func cueSelectors(elems []string) []cue.Selector {
 	if len(elems) > 0 && elems[0] == "#Policy" {
 		elems = elems[1:]
 	}
@@ -301,5 +306,5 @@ func cuePathString(elems []string) string {
 			sels = append(sels, cue.Str(e))
 		}
 	}
-	return pathString(cue.MakePath(sels...))
+	return sels
 }
