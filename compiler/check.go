@@ -59,10 +59,15 @@ func (c *compiler) checkProvider(name string, p srcProvider) {
 			c.errorf(at("pool"), "unknown pool %q (known: %s)%s", *p.Pool, listOf(pools), didYouMean(*p.Pool, pools))
 		}
 	}
-	if p.CredentialEnv != nil && !envName.MatchString(*p.CredentialEnv) {
+	if p.CredentialEnv != nil {
 		// Not echoed: an operator who pasted the secret here should not
-		// find it in CI logs as well.
-		c.errorf(at("credential_env"), "must name an environment variable (letters, digits and _, not starting with a digit), not hold the credential itself")
+		// find it in CI logs as well. A key can look like a variable name
+		// (AIza... is letters, digits and _), so its look is read too.
+		if why, secret := valueLooksSecret(*p.CredentialEnv); secret {
+			c.errorf(at("credential_env"), "%s; credential_env names the environment variable that holds the credential, not the credential itself", why)
+		} else if !envName.MatchString(*p.CredentialEnv) {
+			c.errorf(at("credential_env"), "must name an environment variable (letters, digits and _, not starting with a digit), not hold the credential itself")
+		}
 	}
 	if p.Auth != nil {
 		enum(c, at("auth"), "auth", *p.Auth, plan.AuthSchemes)

@@ -48,8 +48,9 @@ func (c *compiler) staticSecret(at cue.Path, what, name, value string) {
 	}
 }
 
-// looksSecret reports whether a static value looks like a credential, and
-// why, in words that do not repeat it.
+// looksSecret reports whether a static header or parameter looks like a
+// credential, by its name or its value, and why, in words that do not
+// repeat the value.
 func looksSecret(name, value string) (string, bool) {
 	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
 	for _, w := range words {
@@ -57,6 +58,12 @@ func looksSecret(name, value string) (string, bool) {
 			return fmt.Sprintf("is named like a credential (%q)", w), true
 		}
 	}
+	return valueLooksSecret(value)
+}
+
+// valueLooksSecret reports a value that looks like a credential whatever
+// it is called.
+func valueLooksSecret(value string) (string, bool) {
 	lower := strings.ToLower(value)
 	for _, s := range authSchemes {
 		if strings.HasPrefix(lower, s) {
