@@ -151,6 +151,8 @@ type fate struct {
 	// candidate require_caps let through; denied, every rule that denied
 	// any candidate.
 	kept, denied []int
+	// subset is set when pool_subset removed a candidate.
+	subset bool
 }
 
 // unreachable reports names require_caps leaves with no candidate, one
@@ -165,11 +167,11 @@ func (p *planner) unreachable(env envelope, fates map[string]*fate) {
 	}
 	groups := map[cause][]string{}
 	var causes []cause
-	served := false
+	served, subset := false, false
 	var denied []int
 	for _, name := range p.cat.names {
 		f := fates[name]
-		served = served || f.served
+		served, subset = served || f.served, subset || f.subset
 		for _, r := range f.denied {
 			if !slices.Contains(denied, r) {
 				denied = append(denied, r)
@@ -187,18 +189,15 @@ func (p *planner) unreachable(env envelope, fates map[string]*fate) {
 	}
 	for _, k := range causes {
 		names, lost := quoteAll(groups[k]), strings.Join(k.lost.Names(), ", ")
-		them := "it"
-		if len(groups[k]) > 1 {
-			them = "them"
-		}
+		them := verb(len(groups[k]), "it", "them")
 		f := fates[groups[k][0]]
 		if len(f.kept) == 0 {
 			p.labelErrorf(path("profiles", env.name, "require_caps"),
 				"leaves %s with no candidate on any route: every channel that could serve %s drops %s", names, them, lost)
 			continue
 		}
-		e := Error{Msg: fmt.Sprintf("%s every channel that keeps %s, which require_caps needs: %s %s left with no candidate on any route",
-			rulesDeny(env, f.kept), lost, names, isAre(len(groups[k])))}
+		e := Error{Msg: fmt.Sprintf("%s %s every channel that keeps %s, which require_caps needs: %s %s left with no candidate on any route",
+			rulesNamed(env, f.kept), verb(len(f.kept), "denies", "deny"), lost, names, verb(len(groups[k]), "is", "are"))}
 		for i, r := range f.kept {
 			if i == 0 {
 				e.Pos, e.Path = p.l.at(env.rules[r].at), pathString(env.rules[r].at)
@@ -210,8 +209,13 @@ func (p *planner) unreachable(env envelope, fates map[string]*fate) {
 	}
 	if !served && len(denied) > 0 {
 		slices.Sort(denied)
-		w := Error{Pos: p.l.label(path("profiles", env.name)), Path: pathString(path("profiles", env.name)), Warning: true,
-			Msg: fmt.Sprintf("profile %q can serve nothing: %s every candidate of every model it allows", env.name, rulesDeny(env, denied))}
+		msg := fmt.Sprintf("profile %q can serve nothing: %s %s every candidate of every model it allows",
+			env.name, rulesNamed(env, denied), verb(len(denied), "denies", "deny"))
+		if subset {
+			msg = fmt.Sprintf("profile %q can serve nothing: pool_subset and %s leave no candidate for any model it allows",
+				env.name, rulesNamed(env, denied))
+		}
+		w := Error{Pos: p.l.label(path("profiles", env.name)), Path: pathString(path("profiles", env.name)), Warning: true, Msg: msg}
 		for _, r := range denied {
 			w.Also = append(w.Also, p.l.at(env.rules[r].at))
 		}
@@ -219,16 +223,14 @@ func (p *planner) unreachable(env envelope, fates map[string]*fate) {
 	}
 }
 
-// rulesDeny names rules for a message: `rule "a" denies`, `rules "a", "b" deny`.
-func rulesDeny(env envelope, idx []int) string {
+// rulesNamed names rules for a message: `access rule "a"`,
+// `access rules "a", "b"`.
+func rulesNamed(env envelope, idx []int) string {
 	names := make([]string, len(idx))
 	for i, r := range idx {
 		names[i] = env.rules[r].Name
 	}
-	if len(names) == 1 {
-		return fmt.Sprintf("access rule %q denies", names[0])
-	}
-	return fmt.Sprintf("access rules %s deny", quoteAll(names))
+	return verb(len(names), "access rule ", "access rules ") + quoteAll(names)
 }
 
 func quoteAll(names []string) string {
@@ -239,11 +241,12 @@ func quoteAll(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-func isAre(n int) string {
+// verb picks the singular or plural form for n subjects.
+func verb(n int, one, many string) string {
 	if n == 1 {
-		return "is"
+		return one
 	}
-	return "are"
+	return many
 }
 
 // envelopeSkips reports whether skips say something the profile decided
@@ -336,7 +339,7 @@ func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Can
 	}
 	if env.subset != "" && prov.Pool >= 0 {
 		if !slices.ContainsFunc(p.g.Pools[prov.Pool].Subsets, func(s plan.Subset) bool { return s.Name == env.subset }) {
-			skip.Reason = reasonPoolSubset
+			skip.Reason, f.subset = reasonPoolSubset, true
 			return skip, true
 		}
 		c.PoolSubset = env.subset
