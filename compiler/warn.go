@@ -27,6 +27,34 @@ func (c *compiler) warnDead() {
 		}
 		c.warnFailover(name, p)
 	}
+	c.warnUnused()
+}
+
+// warnUnused reports budgets no profile names (a budget is charged only
+// through a profile) and pools no provider reaches.
+func (c *compiler) warnUnused() {
+	named := map[string]bool{}
+	for _, p := range c.src.Profiles {
+		for _, b := range p.Budgets {
+			named[b] = true
+		}
+	}
+	for i, b := range c.src.Budgets {
+		if !named[b.Name] {
+			c.labelWarnf(path("budgets", i), "budget %q is named by no profile, so nothing is ever charged to it; list it in a profile's budgets", b.Name)
+		}
+	}
+	used := map[string]bool{}
+	for _, p := range c.src.Providers {
+		if p.Pool != nil {
+			used[*p.Pool] = true
+		}
+	}
+	for _, name := range sortedKeys(c.src.Pools) {
+		if !used[name] {
+			c.labelWarnf(path("pools", name), "pool %q is used by no provider, so nothing is sent to it; name it in a provider's pool", name)
+		}
+	}
 }
 
 // warnAllowedModels reports allowed_models patterns that match no name and
