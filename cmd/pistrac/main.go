@@ -27,7 +27,8 @@ that pistrad serves, and explains it.
 Usage:
   pistrac build -o DIR POLICYDIR
         compile and write the generated package, bundle.json and the CEL
-        bundle into DIR, removing generated files it no longer produces
+        bundle into DIR, removing generated files it no longer produces;
+        warnings are printed and do not stop the build
   pistrac check [-strict] POLICYDIR
         compile only; prints "ok: ..." on success, every error otherwise;
         warnings (policy that cannot take effect) are printed too, and
