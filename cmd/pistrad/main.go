@@ -40,6 +40,7 @@ type config struct {
 	opts       server.Options
 	ledger     ledgerFlags
 	bundle     string
+	bundleKey  string
 	grace      time.Duration
 	drain      time.Duration
 	logLevel   slog.Level
@@ -50,6 +51,8 @@ func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("pistrad", flag.ContinueOnError)
 	fs.StringVar(&c.bundle, "bundle", "", "serve this bundle.json instead of the compiled-in policy")
+	fs.StringVar(&c.bundleKey, "bundle-public-key", "",
+		"serve only bundles signed by this ed25519 public key (PEM `FILE`, PKIX): an unsigned or otherwise signed one is refused")
 	fs.StringVar(&c.opts.PublicAddr, "listen", "127.0.0.1:8080", "public listener address")
 	fs.StringVar(&c.opts.AdminAddr, "admin-listen", "127.0.0.1:8081", "admin listener address")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body-bytes", 32<<20, "largest request body accepted")
@@ -97,6 +100,12 @@ func run(args []string) error {
 	c.opts.Logger = log
 	c.opts.AdminToken = os.Getenv("PISTRA_ADMIN_TOKEN")
 	c.opts.Load = loader(c.bundle)
+	if c.bundleKey != "" {
+		if c.opts.BundleKey, err = readBundleKey(c.bundleKey); err != nil {
+			return err
+		}
+		log.Info("bundle signatures required", "key_id", c.opts.BundleKey.KeyID())
+	}
 	node, err := c.ledger.open(log)
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -144,7 +153,8 @@ func awaitLedger(node *ledger.Node, log *slog.Logger, limit time.Duration) {
 // rewritten file; without --bundle it serves the compiled-in graph.
 func loader(path string) server.Loader {
 	if path == "" {
-		return func() (*plan.Graph, string, error) { return gen.Graph, "compiled-in", nil }
+		// Checked like a bundle file, so a hand edit of gen/ is caught too.
+		return func() (*plan.Graph, string, error) { return gen.Graph, "compiled-in", bundle.CheckDigest(gen.Graph) }
 	}
 	return func() (*plan.Graph, string, error) {
 		b, err := os.ReadFile(path)
@@ -154,6 +164,18 @@ func loader(path string) server.Loader {
 		g, err := bundle.Load(b)
 		return g, path, err
 	}
+}
+
+func readBundleKey(path string) (*bundle.Verifier, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-bundle-public-key: %w", err)
+	}
+	v, err := bundle.NewVerifier(b)
+	if err != nil {
+		return nil, fmt.Errorf("-bundle-public-key %s: %w", path, err)
+	}
+	return v, nil
 }
 
 // serveUntilSignal serves until SIGINT or SIGTERM, reloading on SIGHUP. On

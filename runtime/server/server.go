@@ -20,6 +20,7 @@ import (
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/budget"
+	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
@@ -48,6 +49,9 @@ type Options struct {
 	// response (default 60 s): a client that stops reading is cut.
 	ClientWriteTimeout time.Duration
 	Load               Loader
+	// BundleKey, when set, is the only key whose signed graphs are served:
+	// a graph it did not sign is refused at start and at reload.
+	BundleKey *bundle.Verifier
 	// LookupEnv reads provider credentials (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
 	Logger    *slog.Logger // default: JSON to stderr
@@ -133,7 +137,8 @@ func New(o Options) (*Server, error) {
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	s.public = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errLog}
 	s.admin = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
-	s.log.Info("snapshot active", "source", snap.Source, "source_hash", snap.Graph.SourceHash)
+	s.log.Info("snapshot active", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
+		"digest", snap.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)
 	return s, nil
 }
 
