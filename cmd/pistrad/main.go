@@ -162,7 +162,10 @@ func loader(path string) server.Loader {
 			return nil, path, err
 		}
 		g, err := bundle.Load(b)
-		return g, path, err
+		if err != nil {
+			return nil, path, fmt.Errorf("%s: %w", path, err)
+		}
+		return g, path, nil
 	}
 }
 
