@@ -4,7 +4,7 @@
 // listener authenticated with $PISTRA_ADMIN_TOKEN.
 //
 // Signals: SIGHUP reloads the policy (a bad one is refused and the running
-// one keeps serving); SIGINT and SIGTERM stop accepting connections, let
+// one keeps serving) and re-reads the TLS certificates (likewise); SIGINT and SIGTERM stop accepting connections, let
 // in-flight requests finish within --shutdown-grace, and exit.
 package main
 
@@ -23,6 +23,7 @@ import (
 	"github.com/pistra/pistra/gen"
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/bundle"
+	"github.com/pistra/pistra/runtime/certs"
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
@@ -41,6 +42,7 @@ type config struct {
 	ledger     ledgerFlags
 	bundle     string
 	bundleKey  string
+	tls        tlsFlags
 	grace      time.Duration
 	drain      time.Duration
 	logLevel   slog.Level
@@ -71,6 +73,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.opts.Transport.StdlibOnly, "stdlib-upstream-client", false,
 		"send cleartext (http://) upstreams through net/http's Transport instead of the lean HTTP/1.1 client")
 	c.ledger.register(fs)
+	c.tls.register(fs)
 	fs.Float64Var(&c.opts.DegradedShare, "budget-degraded-share", budget.DefaultDegradedShare,
 		"fraction of each budget limit this node may spend on its own while its ledger has no quorum, before refusing budget_error")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
@@ -106,6 +109,13 @@ func run(args []string) error {
 		}
 		log.Info("bundle signatures required", "key_id", c.opts.BundleKey.KeyID())
 	}
+	pairs, err := c.tls.load(&c.opts)
+	if err != nil {
+		return err
+	}
+	for _, f := range pairs {
+		log.Info("tls certificate loaded", f.Describe()...)
+	}
 	node, err := c.ledger.open(log)
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -128,7 +138,7 @@ func run(args []string) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	return serveUntilSignal(srv, log, c.drain, c.grace)
+	return serveUntilSignal(srv, pairs, log, c.drain, c.grace)
 }
 
 // awaitLedger waits, up to limit, for the ledger to have replayed its
@@ -181,10 +191,11 @@ func readBundleKey(path string) (*bundle.Verifier, error) {
 	return v, nil
 }
 
-// serveUntilSignal serves until SIGINT or SIGTERM, reloading on SIGHUP. On
-// the way out it first reports not ready for drain, still serving, then
-// stops accepting and gives in-flight requests up to grace to finish.
-func serveUntilSignal(srv *server.Server, log *slog.Logger, drain, grace time.Duration) error {
+// serveUntilSignal serves until SIGINT or SIGTERM, reloading the policy
+// and re-reading the TLS certificates on SIGHUP. On the way out it first
+// reports not ready for drain, still serving, then stops accepting and
+// gives in-flight requests up to grace to finish.
+func serveUntilSignal(srv *server.Server, pairs []*certs.File, log *slog.Logger, drain, grace time.Duration) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -195,6 +206,7 @@ func serveUntilSignal(srv *server.Server, log *slog.Logger, drain, grace time.Du
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				_ = srv.Reload() // logged by the server; the old policy keeps serving
+				reloadCerts(pairs, log)
 				continue
 			}
 			log.Info("shutting down", "signal", sig.String(), "drain_delay", drain.String(), "grace", grace.String())

@@ -7,6 +7,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -80,6 +81,10 @@ type Options struct {
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (default proxy.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
+	// PublicTLS and AdminTLS, when set, serve that listener over TLS, with
+	// HTTP/2 offered to clients that support it; nil serves cleartext
+	// HTTP/1.1.
+	PublicTLS, AdminTLS *tls.Config
 }
 
 // Server serves one policy snapshot at a time on two listeners.
@@ -135,8 +140,9 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
-	s.public = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errLog}
-	s.admin = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+	s.public = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errLog,
+		TLSConfig: o.PublicTLS}
+	s.admin = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog, TLSConfig: o.AdminTLS}
 	s.log.Info("snapshot active", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
 		"digest", snap.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)
 	return s, nil
@@ -196,12 +202,22 @@ func (s *Server) Start() error {
 	s.stopFlush, s.flushed = stop, make(chan struct{})
 	go func() { s.budgets.Run(ctx); close(s.flushed) }()
 	s.ready.Store(true)
-	s.log.Info("listening", "public", s.pubLn.Addr().String(), "admin", s.adminLn.Addr().String())
+	s.log.Info("listening", "public", s.pubLn.Addr().String(), "admin", s.adminLn.Addr().String(),
+		"public_tls", s.opts.PublicTLS != nil, "admin_tls", s.opts.AdminTLS != nil)
 	return nil
 }
 
+// serve serves ln, over TLS when srv has a TLS configuration: ServeTLS is
+// what sets HTTP/2 up (h2 in ALPN); the certificate comes from the
+// configuration's GetCertificate, so no file names are passed.
 func (s *Server) serve(srv *http.Server, ln net.Listener) {
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	var err error
+	if srv.TLSConfig != nil {
+		err = srv.ServeTLS(ln, "", "")
+	} else {
+		err = srv.Serve(ln)
+	}
+	if !errors.Is(err, http.ErrServerClosed) {
 		s.errs <- err
 	}
 }
