@@ -3,10 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"net/http"
 	"os"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/internal/testkit/sdkclient"
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/bundle"
@@ -33,19 +31,12 @@ type signingKey struct {
 
 func newSigningKey(t *testing.T) signingKey {
 	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	priv, pubPEM := testkit.SigningKey(t)
 	path := filepath.Join(t.TempDir(), "bundle.pub")
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644); err != nil {
+	if err := os.WriteFile(path, pubPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return signingKey{priv: priv, id: bundle.KeyID(pub), pubPath: path}
+	return signingKey{priv: priv, id: bundle.KeyID(priv.Public().(ed25519.PublicKey)), pubPath: path}
 }
 
 // bundleVariants are the bundles an operator could be handed: the one

@@ -55,47 +55,34 @@ func KeyID(pub ed25519.PublicKey) string {
 // ParsePrivateKey reads an Ed25519 private key from PEM (PKCS #8, "PRIVATE
 // KEY"), as `openssl genpkey -algorithm ed25519` and pistrac keygen write.
 func ParsePrivateKey(pemBytes []byte) (ed25519.PrivateKey, error) {
-	der, err := pemBlock(pemBytes, "PRIVATE KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKCS8PrivateKey(der)
-	if err != nil {
-		return nil, fmt.Errorf("parsing the PKCS #8 private key: %w", err)
-	}
-	priv, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("the private key is a %T, want an ed25519 key", k)
-	}
-	return priv, nil
+	return parseKey[ed25519.PrivateKey](pemBytes, "PRIVATE KEY", "PKCS #8 private key", x509.ParsePKCS8PrivateKey)
 }
 
 // ParsePublicKey reads an Ed25519 public key from PEM (PKIX, "PUBLIC KEY").
 func ParsePublicKey(pemBytes []byte) (ed25519.PublicKey, error) {
-	der, err := pemBlock(pemBytes, "PUBLIC KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKIXPublicKey(der)
-	if err != nil {
-		return nil, fmt.Errorf("parsing the PKIX public key: %w", err)
-	}
-	pub, ok := k.(ed25519.PublicKey)
-	if !ok {
-		return nil, fmt.Errorf("the public key is a %T, want an ed25519 key", k)
-	}
-	return pub, nil
+	return parseKey[ed25519.PublicKey](pemBytes, "PUBLIC KEY", "PKIX public key", x509.ParsePKIXPublicKey)
 }
 
-func pemBlock(b []byte, typ string) ([]byte, error) {
-	block, _ := pem.Decode(b)
+// parseKey decodes the one PEM block of type typ and parses it as an
+// ed25519 key of type K.
+func parseKey[K any](pemBytes []byte, typ, form string, parse func([]byte) (any, error)) (K, error) {
+	var zero K
+	block, _ := pem.Decode(pemBytes)
 	if block == nil {
-		return nil, fmt.Errorf("no PEM block found, want %q", typ)
+		return zero, fmt.Errorf("no PEM block found, want %q", typ)
 	}
 	if block.Type != typ {
-		return nil, fmt.Errorf("PEM block is %q, want %q", block.Type, typ)
+		return zero, fmt.Errorf("PEM block is %q, want %q", block.Type, typ)
 	}
-	return block.Bytes, nil
+	k, err := parse(block.Bytes)
+	if err != nil {
+		return zero, fmt.Errorf("parsing the %s: %w", form, err)
+	}
+	key, ok := k.(K)
+	if !ok {
+		return zero, fmt.Errorf("the %s is a %T, want an ed25519 key", form, k)
+	}
+	return key, nil
 }
 
 // Sign replaces g's signatures with one by priv over its digest, which must

@@ -3,7 +3,6 @@ package bundle_test
 import (
 	"bytes"
 	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
@@ -22,20 +21,13 @@ import (
 // newKey generates a key pair and the Verifier of its public half.
 func newKey(t *testing.T) (ed25519.PrivateKey, *bundle.Verifier) {
 	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	priv, pubPEM := testkit.SigningKey(t)
+	v, err := bundle.NewVerifier(pubPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := bundle.NewVerifier(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.KeyID() != bundle.KeyID(pub) {
-		t.Fatalf("verifier key id %s, want %s", v.KeyID(), bundle.KeyID(pub))
+	if want := bundle.KeyID(priv.Public().(ed25519.PublicKey)); v.KeyID() != want {
+		t.Fatalf("verifier key id %s, want %s", v.KeyID(), want)
 	}
 	return priv, v
 }
