@@ -232,6 +232,12 @@ func TestSignedBundles(t *testing.T) {
 				t.Errorf("pistrad said:\n%s\nwant it to say %q", out, v.bad[0].refusal)
 			}
 		})
+		t.Run("the compiled-in graph, unsigned, with a key configured", func(t *testing.T) {
+			out := runRefused(t, bin, "-bundle-public-key", trusted.pubPath)
+			if want := "pistrad: policy from compiled-in: the bundle is unsigned"; !strings.Contains(out, want) {
+				t.Errorf("pistrad said:\n%s\nwant it to say %q", out, want)
+			}
+		})
 		t.Run("a key that is not a public key", func(t *testing.T) {
 			writeFile(t, path, v.goodDoc)
 			if out := runRefused(t, bin, "-bundle", path, "-bundle-public-key", path); !strings.Contains(out, "-bundle-public-key "+path+": no PEM block") {

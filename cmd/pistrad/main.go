@@ -1,7 +1,9 @@
 // Command pistrad is the pistra gateway daemon. It serves the decision graph
 // compiled into it (gen/) or, with --bundle, a bundle.json built by the same
 // pistrac, on a public listener (OpenAI and Anthropic dialects) and an admin
-// listener authenticated with $PISTRA_ADMIN_TOKEN.
+// listener authenticated with $PISTRA_ADMIN_TOKEN. Every graph's content is
+// checked against its digest; with -bundle-public-key only graphs signed by
+// that key serve. -tls-cert/-tls-key serve the listeners over TLS and HTTP/2.
 //
 // Signals: SIGHUP reloads the policy (a bad one is refused and the running
 // one keeps serving) and re-reads the TLS certificates (likewise); SIGINT and SIGTERM stop accepting connections, let
