@@ -6,8 +6,9 @@
 // that key serve. -tls-cert/-tls-key serve the listeners over TLS and HTTP/2.
 //
 // Signals: SIGHUP reloads the policy (a bad one is refused and the running
-// one keeps serving) and re-reads the TLS certificates (likewise); SIGINT and SIGTERM stop accepting connections, let
-// in-flight requests finish within --shutdown-grace, and exit.
+// one keeps serving) and re-reads the TLS certificates (likewise); SIGINT
+// and SIGTERM stop accepting connections, let in-flight requests finish
+// within --shutdown-grace, and exit.
 package main
 
 import (
