@@ -13,6 +13,7 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/schema"
 )
@@ -68,11 +69,16 @@ func compile(dir string) (*plan.Graph, *compiler, error) {
 		return nil, nil, c.errs.sort()
 	}
 	c.warnDead()
-	bundle, err := json.Marshal(c.g)
+	// Sealed last, over the finished graph: bundle.json and gen/ carry
+	// the digest pistrad checks a bundle against.
+	if err := bundle.Seal(c.g); err != nil {
+		return nil, nil, err
+	}
+	doc, err := json.Marshal(c.g)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding the decision graph: %w", err)
 	}
-	if err := schema.ValidateIR(bundle); err != nil {
+	if err := schema.ValidateIR(doc); err != nil {
 		return nil, nil, fmt.Errorf("the compiled decision graph does not match the IR schema (a compiler bug): %w", err)
 	}
 	return c.g, c, nil

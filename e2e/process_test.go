@@ -33,10 +33,10 @@ func buildPistrad(t *testing.T) string {
 
 // daemon is pistrad running as a child process.
 type daemon struct {
-	cmd    *exec.Cmd
-	public string
-	logs   *testkit.SyncBuffer
-	exited chan error
+	cmd           *exec.Cmd
+	public, admin string
+	logs          *testkit.SyncBuffer
+	exited        chan error
 }
 
 // startDaemon runs pistrad on random ports and waits for its "listening"
@@ -61,9 +61,9 @@ func startDaemon(t *testing.T, bin string, env []string, args ...string) *daemon
 	lines := bufio.NewScanner(stderr)
 	for d.public == "" && lines.Scan() {
 		d.logs.Write(append(lines.Bytes(), '\n'))
-		var rec struct{ Msg, Public string }
+		var rec struct{ Msg, Public, Admin string }
 		if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "listening" {
-			d.public = rec.Public
+			d.public, d.admin = rec.Public, rec.Admin
 		}
 	}
 	if d.public == "" {

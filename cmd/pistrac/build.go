@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pistra/pistra/compiler/codegen"
+	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -18,8 +19,9 @@ import (
 var generatedLine = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
 
 func (c *cli) build(args []string) int {
-	fs := c.flags("build", "-o DIR POLICYDIR")
+	fs := c.flags("build", "-o DIR [-signing-key FILE] POLICYDIR")
 	out := fs.String("o", "", "output `DIR` for the generated files (created if missing)")
+	signingKey := fs.String("signing-key", "", "sign the bundle with this ed25519 private key (PEM, PKCS #8; see pistrac keygen)")
 	pos, status, ok := c.parse(fs, args, 1, 1)
 	if !ok {
 		return status
@@ -30,6 +32,12 @@ func (c *cli) build(args []string) int {
 	g, _, status := c.compileDirWarnings("build", pos[0])
 	if g == nil {
 		return status
+	}
+	if *signingKey != "" {
+		if err := sign(g, *signingKey); err != nil {
+			return c.fail("build", err, exitUsage)
+		}
+		fmt.Fprintf(c.stdout, "signed %s by key %s\n", g.Digest, bundle.Signer(g))
 	}
 	files, err := codegen.Generate(g)
 	if err != nil {

@@ -25,10 +25,14 @@ const usageText = `pistrac compiles a pistra policy directory (CUE) into the dec
 that pistrad serves, and explains it.
 
 Usage:
-  pistrac build -o DIR POLICYDIR
+  pistrac build -o DIR [-signing-key FILE] POLICYDIR
         compile and write the generated package, bundle.json and the CEL
         bundle into DIR, removing generated files it no longer produces;
-        warnings are printed and do not stop the build
+        warnings are printed and do not stop the build; with -signing-key
+        the bundle carries a signature over its digest
+  pistrac keygen -o NAME
+        make an ed25519 key pair for signing bundles: NAME.key (private,
+        for pistrac build) and NAME.pub (for pistrad -bundle-public-key)
   pistrac check [-strict] POLICYDIR
         compile only; prints "ok: ..." on success, every error otherwise;
         warnings (policy that cannot take effect) are printed too, and
@@ -80,6 +84,7 @@ var commands = []command{
 	{"diff", (*cli).diff},
 	{"catalog", (*cli).catalog},
 	{"hash-key", (*cli).hashKey},
+	{"keygen", (*cli).keygen},
 }
 
 // run is main without the process: it returns the exit status.

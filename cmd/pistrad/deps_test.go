@@ -39,3 +39,11 @@ func TestLinksNoCompiler(t *testing.T) {
 		}
 	}
 }
+
+// TestCompiledInGraphMatchesItsDigest: gen/ as checked in loads, so the
+// digest status reports for it is the content's.
+func TestCompiledInGraphMatchesItsDigest(t *testing.T) {
+	if _, _, err := loader("")(); err != nil {
+		t.Fatal(err)
+	}
+}

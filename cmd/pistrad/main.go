@@ -1,11 +1,14 @@
 // Command pistrad is the pistra gateway daemon. It serves the decision graph
 // compiled into it (gen/) or, with --bundle, a bundle.json built by the same
 // pistrac, on a public listener (OpenAI and Anthropic dialects) and an admin
-// listener authenticated with $PISTRA_ADMIN_TOKEN.
+// listener authenticated with $PISTRA_ADMIN_TOKEN. Every graph's content is
+// checked against its digest; with -bundle-public-key only graphs signed by
+// that key serve. -tls-cert/-tls-key serve the listeners over TLS and HTTP/2.
 //
 // Signals: SIGHUP reloads the policy (a bad one is refused and the running
-// one keeps serving); SIGINT and SIGTERM stop accepting connections, let
-// in-flight requests finish within --shutdown-grace, and exit.
+// one keeps serving) and re-reads the TLS certificates (likewise); SIGINT
+// and SIGTERM stop accepting connections, let in-flight requests finish
+// within --shutdown-grace, and exit.
 package main
 
 import (
@@ -23,6 +26,7 @@ import (
 	"github.com/pistra/pistra/gen"
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/bundle"
+	"github.com/pistra/pistra/runtime/certs"
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
@@ -40,6 +44,8 @@ type config struct {
 	opts       server.Options
 	ledger     ledgerFlags
 	bundle     string
+	bundleKey  string
+	tls        tlsFlags
 	grace      time.Duration
 	drain      time.Duration
 	logLevel   slog.Level
@@ -50,6 +56,8 @@ func parseFlags(args []string) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("pistrad", flag.ContinueOnError)
 	fs.StringVar(&c.bundle, "bundle", "", "serve this bundle.json instead of the compiled-in policy")
+	fs.StringVar(&c.bundleKey, "bundle-public-key", "",
+		"serve only bundles signed by this ed25519 public key (PEM `FILE`, PKIX): an unsigned or otherwise signed one is refused")
 	fs.StringVar(&c.opts.PublicAddr, "listen", "127.0.0.1:8080", "public listener address")
 	fs.StringVar(&c.opts.AdminAddr, "admin-listen", "127.0.0.1:8081", "admin listener address")
 	fs.Int64Var(&c.opts.MaxBodyBytes, "max-body-bytes", 32<<20, "largest request body accepted")
@@ -68,6 +76,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.opts.Transport.StdlibOnly, "stdlib-upstream-client", false,
 		"send cleartext (http://) upstreams through net/http's Transport instead of the lean HTTP/1.1 client")
 	c.ledger.register(fs)
+	c.tls.register(fs)
 	fs.Float64Var(&c.opts.DegradedShare, "budget-degraded-share", budget.DefaultDegradedShare,
 		"fraction of each budget limit this node may spend on its own while its ledger has no quorum, before refusing budget_error")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
@@ -97,6 +106,19 @@ func run(args []string) error {
 	c.opts.Logger = log
 	c.opts.AdminToken = os.Getenv("PISTRA_ADMIN_TOKEN")
 	c.opts.Load = loader(c.bundle)
+	if c.bundleKey != "" {
+		if c.opts.BundleKey, err = readBundleKey(c.bundleKey); err != nil {
+			return err
+		}
+		log.Info("bundle signatures required", "key_id", c.opts.BundleKey.KeyID())
+	}
+	pairs, err := c.tls.load(&c.opts)
+	if err != nil {
+		return err
+	}
+	for _, f := range pairs {
+		log.Info("tls certificate loaded", f.Describe()...)
+	}
 	node, err := c.ledger.open(log)
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -119,7 +141,7 @@ func run(args []string) error {
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	return serveUntilSignal(srv, log, c.drain, c.grace)
+	return serveUntilSignal(srv, pairs, log, c.drain, c.grace)
 }
 
 // awaitLedger waits, up to limit, for the ledger to have replayed its
@@ -144,7 +166,8 @@ func awaitLedger(node *ledger.Node, log *slog.Logger, limit time.Duration) {
 // rewritten file; without --bundle it serves the compiled-in graph.
 func loader(path string) server.Loader {
 	if path == "" {
-		return func() (*plan.Graph, string, error) { return gen.Graph, "compiled-in", nil }
+		// Checked like a bundle file, so a hand edit of gen/ is caught too.
+		return func() (*plan.Graph, string, error) { return gen.Graph, "compiled-in", bundle.CheckDigest(gen.Graph) }
 	}
 	return func() (*plan.Graph, string, error) {
 		b, err := os.ReadFile(path)
@@ -152,14 +175,30 @@ func loader(path string) server.Loader {
 			return nil, path, err
 		}
 		g, err := bundle.Load(b)
-		return g, path, err
+		if err != nil {
+			return nil, path, fmt.Errorf("%s: %w", path, err)
+		}
+		return g, path, nil
 	}
 }
 
-// serveUntilSignal serves until SIGINT or SIGTERM, reloading on SIGHUP. On
-// the way out it first reports not ready for drain, still serving, then
-// stops accepting and gives in-flight requests up to grace to finish.
-func serveUntilSignal(srv *server.Server, log *slog.Logger, drain, grace time.Duration) error {
+func readBundleKey(path string) (*bundle.Verifier, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-bundle-public-key: %w", err)
+	}
+	v, err := bundle.NewVerifier(b)
+	if err != nil {
+		return nil, fmt.Errorf("-bundle-public-key %s: %w", path, err)
+	}
+	return v, nil
+}
+
+// serveUntilSignal serves until SIGINT or SIGTERM, reloading the policy
+// and re-reading the TLS certificates on SIGHUP. On the way out it first
+// reports not ready for drain, still serving, then stops accepting and
+// gives in-flight requests up to grace to finish.
+func serveUntilSignal(srv *server.Server, pairs []*certs.File, log *slog.Logger, drain, grace time.Duration) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -170,6 +209,7 @@ func serveUntilSignal(srv *server.Server, log *slog.Logger, drain, grace time.Du
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				_ = srv.Reload() // logged by the server; the old policy keeps serving
+				reloadCerts(pairs, log)
 				continue
 			}
 			log.Info("shutting down", "signal", sig.String(), "drain_delay", drain.String(), "grace", grace.String())

@@ -82,6 +82,21 @@ type Status struct {
 	// absent when budgets are kept in this process's memory. An empty
 	// leader means the ledger is degraded.
 	Ledger *ledger.Status `json:"ledger,omitempty"`
+	// Bundle identifies the build that serves.
+	Bundle BundleStatus `json:"bundle"`
+}
+
+// BundleStatus is how an operator proves that the routing serving is the
+// routing that was built and reviewed.
+type BundleStatus struct {
+	// Digest is the serving graph's content digest, checked at load.
+	Digest string `json:"digest"`
+	// SignedBy is the key id of the graph's signature, or "unsigned".
+	SignedBy string `json:"signed_by"`
+	// SignatureVerified is true when pistrad checked that signature with
+	// its -bundle-public-key; without one, SignedBy is only what the
+	// signature claims.
+	SignatureVerified bool `json:"signature_verified"`
 }
 
 // ErrNoToken is returned by Handler when no admin token is configured: an

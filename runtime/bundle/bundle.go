@@ -13,8 +13,9 @@ import (
 )
 
 // Load parses a bundle.json document: it is validated against the IR
-// schema, decoded, and verified. A bundle that fails any step is refused
-// whole, so a caller swapping graphs keeps the old one.
+// schema, decoded, verified, and its content checked against its digest. A
+// bundle that fails any step is refused whole, so a caller swapping graphs
+// keeps the old one. Signatures are checked by a Verifier, apart.
 func Load(b []byte) (*plan.Graph, error) {
 	if err := schema.ValidateIR(b); err != nil {
 		return nil, err
@@ -26,6 +27,9 @@ func Load(b []byte) (*plan.Graph, error) {
 		return nil, fmt.Errorf("decoding bundle: %w", err)
 	}
 	if err := Verify(&g); err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	if err := CheckDigest(&g); err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
 	}
 	return &g, nil

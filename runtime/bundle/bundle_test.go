@@ -62,6 +62,16 @@ func TestLoadRefuses(t *testing.T) {
 			g.Keys[1].Profile = 7
 			return testkit.MarshalJSON(t, g)
 		}, "keys[1] (evals).profile: index 7 out of range (2 defined)"},
+		{"edited after build", func(t *testing.T) []byte {
+			g := bundletest.Maximal()
+			g.Providers[0].BaseURL = "https://elsewhere.example/v1"
+			return testkit.MarshalJSON(t, g)
+		}, "the content's digest is sha256:"},
+		{"no digest", func(t *testing.T) []byte {
+			g := bundletest.Maximal()
+			g.Digest = ""
+			return testkit.MarshalJSON(t, g)
+		}, bundle.ErrNoDigest.Error()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,6 +11,15 @@ type Graph struct {
 	// SourceHash is a SHA-256 over the policy inputs, so a reviewer and the
 	// runtime can tell which policy a bundle came from. No timestamps.
 	SourceHash string `json:"source_hash"`
+	// Digest is "sha256:<hex>" over the graph's content (bundle.Digest
+	// says exactly what is hashed), written by the compiler: pistrad
+	// refuses a bundle whose content no longer hashes to it, so what
+	// serves is what was built from the reviewed policy.
+	Digest string `json:"digest,omitempty"`
+	// Signatures is empty or one compact JWS (EdDSA) over Digest, added by
+	// pistrac build -signing-key and checked by pistrad
+	// -bundle-public-key. Neither field is part of the digest.
+	Signatures []string `json:"signatures,omitempty"`
 
 	// OnFidelityLoss is the deployment default.
 	OnFidelityLoss LossAction `json:"on_fidelity_loss"`

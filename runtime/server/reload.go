@@ -19,6 +19,9 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load policy: %w", err)
 	}
+	if err := s.checkSignature(g); err != nil {
+		return nil, fmt.Errorf("policy from %s: %w", source, err)
+	}
 	snap, err := snapshot.New(g, source, s.opts.LookupEnv)
 	if err != nil {
 		return nil, fmt.Errorf("policy from %s: %w", source, err)
@@ -42,7 +45,8 @@ func (s *Server) Reload() error {
 	s.lastReloadErr = ""
 	old := s.snap.Swap(snap)
 	s.log.Info("reload applied", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
-		"previous_source_hash", old.Graph.SourceHash)
+		"previous_source_hash", old.Graph.SourceHash, "digest", snap.Graph.Digest,
+		"previous_digest", old.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)
 	return nil
 }
 
@@ -57,6 +61,7 @@ func (s *Server) Status() admin.Status {
 		LoadedAt:        snap.LoadedAt,
 		LastReloadError: s.lastReloadErr,
 		LastFlush:       s.budgets.LastFlush(),
+		Bundle:          s.bundleStatus(snap.Graph),
 	}
 	if h := s.opts.LedgerHealth; h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -4,7 +4,10 @@
 // policy whose plans are placed by hand.
 package bundletest
 
-import "github.com/pistra/pistra/runtime/plan"
+import (
+	"github.com/pistra/pistra/runtime/bundle"
+	"github.com/pistra/pistra/runtime/plan"
+)
 
 // checked is a stand-in for a serialized checked AST: valid base64, which
 // is all that bundle loading and rendering look at.
@@ -14,7 +17,7 @@ const checked = "CgIIAQ=="
 // every IR type is set at least once, so a serializer that drops a field or
 // a schema that misses one is caught.
 func Maximal() *plan.Graph {
-	return &plan.Graph{
+	g := &plan.Graph{
 		SourceHash:     "sha256:" + hex64('a'),
 		OnFidelityLoss: plan.LossReject,
 		Providers:      []plan.Provider{openAI(), anthropic(), selfHosted()},
@@ -85,6 +88,20 @@ func Maximal() *plan.Graph {
 			{Kind: "rule", Source: `route == "embeddings" && profile != "default"`, Checked: checked},
 		},
 	}
+	sealed(g)
+	// A stand-in of the right shape: loading does not check signatures,
+	// a Verifier does, and its tests sign with keys they generate.
+	g.Signatures = []string{"eyJhbGciOiJFZERTQSJ9.e30.AAAA"}
+	return g
+}
+
+// sealed records g's digest, so that the graph loads as a built bundle
+// does.
+func sealed(g *plan.Graph) *plan.Graph {
+	if err := bundle.Seal(g); err != nil {
+		panic(err)
+	}
+	return g
 }
 
 func openAI() plan.Provider {

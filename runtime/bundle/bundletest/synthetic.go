@@ -64,7 +64,7 @@ func Synthetic(s Size) *plan.Graph {
 	for i := range s.Budgets {
 		b.Budgets = append(b.Budgets, plan.Budget{Name: fmt.Sprintf("budget-%02d", i), Limit: uint64(1000 * (i + 1)), Window: plan.WindowDay, Per: plan.PerKey, CostType: plan.CostTotalToken, CostExpr: -1, CostPerCall: 1, CostPerSession: 1})
 	}
-	return b.Build()
+	return sealed(b.Build())
 }
 
 type builder struct {
