@@ -32,7 +32,6 @@ var Graph = &plan.Graph{
 			BaseURL:       "http://127.0.0.1:9902/v1",
 			Pool:          -1,
 			CredentialEnv: "PISTRA_FAKE_ANTHROPIC_KEY",
-			Auth:          plan.AuthXAPIKey,
 			Headers: []plan.Header{
 				{Name: "anthropic-version", Value: "2023-06-01"},
 			},
@@ -75,7 +74,6 @@ var Graph = &plan.Graph{
 			BaseURL:       "http://127.0.0.1:9901/v1",
 			Pool:          -1,
 			CredentialEnv: "PISTRA_FAKE_OPENAI_KEY",
-			Auth:          plan.AuthBearer,
 			Channels: []plan.Channel{
 				{
 					Name:      "native",
