@@ -59,7 +59,7 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 	ch := up.Channel(c)
 	req := newRequest(ctx, x, ch, up.URL(c, x.Route), x.Body.forCandidate(c, a.askedUsage))
 	if c.Translate != plan.TranslateNone {
-		fitTranslatedHeaders(req.Header, &x.Body.xlat, ch)
+		fitTranslatedHeaders(req.Header, &x.Body.xlat)
 	}
 	rt := p.Transport
 	if up.Transport != nil {

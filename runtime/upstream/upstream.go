@@ -368,16 +368,6 @@ func (u *Upstream) StreamUsage() bool { return u.streamUsage }
 // canonical names. The caller must not modify them.
 func (ch *Channel) StaticHeaders() []plan.Header { return ch.headers }
 
-// HasStaticHeader reports whether the channel sets header k (canonical).
-func (ch *Channel) HasStaticHeader(k string) bool {
-	for _, h := range ch.headers {
-		if h.Name == k {
-			return true
-		}
-	}
-	return false
-}
-
 // resolveTranslation reads what translated candidates of p need: each
 // model's default max_tokens, and whether streams may ask for usage.
 func (u *Upstream) resolveTranslation(p *plan.Provider) {
