@@ -14,6 +14,7 @@ import (
 	"github.com/pistra/pistra/internal/fakeprovider"
 	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/server"
 )
 
 // isolationTemplate puts every pair of tiers behind one failover each:
@@ -308,4 +309,25 @@ func anthropicAsk(t *testing.T, e *env, model string, stream bool) string {
 		t.Errorf("streamed reply %q", replyOf(&msg))
 	}
 	return resp.Header.Get("Pistra-Provider")
+}
+
+// TestStartListsEveryUnsetCredential: a gateway whose environment lacks
+// several credential variables refuses to start naming every one with the
+// provider that needs it, not the first alone.
+func TestStartListsEveryUnsetCredential(t *testing.T) {
+	g := compilePolicy(t, policy{OpenAI: "http://127.0.0.1:1/v1", Backup: "http://127.0.0.1:2/v1",
+		Anthropic: "http://127.0.0.1:3/v1", Dead: "http://127.0.0.1:4/v1"})
+	_, err := server.New(server.Options{
+		PublicAddr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", AdminToken: adminToken,
+		Load:      func() (*plan.Graph, string, error) { return g, "test", nil },
+		LookupEnv: func(k string) (string, bool) { return "", k == "E2E_BACKUP_KEY" },
+	})
+	if err == nil {
+		t.Fatal("the gateway started without its credentials")
+	}
+	for _, want := range []string{`E2E_OPENAI_KEY (provider "up-openai")`, `E2E_BACKUP_KEY (provider "backup-openai")`, `E2E_ANTHROPIC_KEY (provider "up-anthropic")`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("start-up error %q does not name %s", err, want)
+		}
+	}
 }
