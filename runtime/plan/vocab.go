@@ -55,7 +55,8 @@ func DefaultAuth(d Dialect) AuthScheme {
 // dialectHeaders are the static headers that mean something to one
 // dialect's API only, lower-cased: they select an Anthropic API version or
 // opt-in, or an OpenAI account. Sent to the other dialect's endpoint they
-// are at best ignored and at worst refused.
+// are at best ignored and at worst refused. anthropic-workspace-id is not
+// one: Anthropic's OpenAI-compatible endpoint reads it too.
 var dialectHeaders = map[string]Dialect{
 	"anthropic-version":   DialectAnthropic,
 	"anthropic-beta":      DialectAnthropic,
