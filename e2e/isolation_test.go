@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/x509"
+	"math/big"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -329,5 +332,51 @@ func TestStartListsEveryUnsetCredential(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("start-up error %q does not name %s", err, want)
 		}
+	}
+}
+
+// TestTLSFilesAreReadAtEachLoad: a provider's certificate files are read
+// when a policy is loaded, not once for the process: a reload that finds
+// the client certificate broken is refused naming the provider and the
+// file (the running snapshot keeps its certificate and keeps serving),
+// and a reload after the certificate is rotated presents the new one.
+func TestTLSFilesAreReadAtEachLoad(t *testing.T) {
+	pki := testkit.NewPKI(t)
+	mtls, mtlsURL := fakeprovider.StartTLS(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, CertAuth: true},
+		fakeprovider.TLSOptions{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, ClientCAFile: pki.CAFile})
+	e := startWithExtra(t, isolationTemplate, map[string]string{"MTLS": mtlsURL, "CA": pki.CAFile, "Cert": pki.ClientCert, "Key": pki.ClientKey}, nil)
+	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: http.StatusServiceUnavailable})
+	presented := func() *big.Int {
+		t.Helper()
+		if served := openAIAsk(t, e, "native-mtls", false); served != "mtls" {
+			t.Fatalf("served by %q", served)
+		}
+		c := lastCall(t, mtls).ClientCert
+		if c == nil {
+			t.Fatal("no client certificate presented")
+		}
+		return c.SerialNumber
+	}
+	first := presented()
+
+	if err := os.WriteFile(pki.ClientCert, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if status := e.reload(); status == http.StatusOK {
+		t.Fatal("a reload with a broken client certificate was applied")
+	}
+	if msg := e.srv.Status().LastReloadError; !strings.Contains(msg, `provider "mtls"`) || !strings.Contains(msg, pki.ClientCert) {
+		t.Errorf("reload error %q names neither the provider nor the file", msg)
+	}
+	if got := presented(); got.Cmp(first) != 0 {
+		t.Errorf("after a refused reload the certificate presented changed")
+	}
+
+	pki.Issue("client", x509.ExtKeyUsageClientAuth) // rotated in place, same paths
+	if status := e.reload(); status != http.StatusOK {
+		t.Fatalf("reload after rotation: %d (%s)", status, e.srv.Status().LastReloadError)
+	}
+	if got := presented(); got.Cmp(first) == 0 {
+		t.Errorf("after the reload the old certificate is still presented")
 	}
 }
