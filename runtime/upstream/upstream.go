@@ -106,7 +106,7 @@ func Resolve(g *plan.Graph, env func(string) (string, bool)) ([]Upstream, error)
 		p := &g.Providers[i]
 		m, err := ups[i].resolve(p, env)
 		for _, v := range m {
-			missing = append(missing, v.String(p.Name))
+			missing = append(missing, v.describe(p.Name))
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("provider %q: %w", p.Name, err))
@@ -129,7 +129,7 @@ type unset struct {
 	channels []string
 }
 
-func (m unset) String(provider string) string {
+func (m unset) describe(provider string) string {
 	if len(m.channels) == 0 {
 		return fmt.Sprintf("%s (provider %q)", m.env, provider)
 	}
@@ -170,8 +170,8 @@ func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) ([
 	return creds.missing, errors.Join(errs...)
 }
 
-// credentials reads a provider's credential variables, each once, and
-// keeps those that are unset.
+// credentials reads a provider's credential variables and keeps those
+// that are unset, each once.
 type credentials struct {
 	env     func(string) (string, bool)
 	missing []unset
