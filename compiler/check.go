@@ -3,6 +3,7 @@ package compiler
 import (
 	"net"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -59,33 +60,12 @@ func (c *compiler) checkProvider(name string, p srcProvider) {
 			c.errorf(at("pool"), "unknown pool %q (known: %s)%s", *p.Pool, listOf(pools), didYouMean(*p.Pool, pools))
 		}
 	}
-	if p.CredentialEnv != nil {
-		// Not echoed: an operator who pasted the secret here should not
-		// find it in CI logs as well. A key can look like a variable name
-		// (AIza... is letters, digits and _), so its look is read too.
-		if why, secret := valueLooksSecret(*p.CredentialEnv); secret {
-			c.errorf(at("credential_env"), "%s; credential_env names the environment variable that holds the credential, not the credential itself", why)
-		} else if !envName.MatchString(*p.CredentialEnv) {
-			c.errorf(at("credential_env"), "must name an environment variable (letters, digits and _, not starting with a digit), not hold the credential itself")
-		}
-	}
-	if p.Auth != nil {
-		enum(c, at("auth"), "auth", *p.Auth, plan.AuthSchemes)
-	}
-	for _, h := range sortedKeys(p.Headers) {
-		switch {
-		case slices.Contains(credentialHeaders, strings.ToLower(h)):
-			c.labelErrorf(at("headers", h), "header %q carries a credential; put the secret in an environment variable named by credential_env (and set auth) instead", h)
-		case !headerName.MatchString(h):
-			c.labelErrorf(at("headers", h), "%q is not a valid HTTP header name", h)
-		case strings.ContainsAny(p.Headers[h], "\r\n\x00"):
-			c.errorf(at("headers", h), "header value holds a line break or NUL, which would split the request")
-		default:
-			c.staticSecret(at("headers", h), "header", h, p.Headers[h])
-		}
-	}
-	for _, q := range sortedKeys(p.Query) {
-		c.staticSecret(at("query", q), "query parameter", q, p.Query[q])
+	c.checkAuth(at(), p.CredentialEnv, p.Auth)
+	c.checkHeaders(at("headers"), p.Headers)
+	c.checkQuery(at("query"), p.Query)
+	c.checkDialectHeaders(name, p)
+	if p.TLS != nil {
+		c.checkTLS(name, p)
 	}
 	if len(p.Models) == 0 {
 		c.labelErrorf(at("models"), "provider %q serves no models", name)
@@ -105,6 +85,113 @@ func (c *compiler) checkProvider(name string, p srcProvider) {
 		}
 	}
 	c.checkResilience(name, p)
+}
+
+// checkAuth checks a provider's or channel's credential_env and auth.
+func (c *compiler) checkAuth(at cue.Path, env *string, auth *plan.AuthScheme) {
+	if env != nil {
+		// Not echoed: an operator who pasted the secret here should not
+		// find it in CI logs as well. A key can look like a variable name
+		// (AIza... is letters, digits and _), so its look is read too.
+		if why, secret := valueLooksSecret(*env); secret {
+			c.errorf(sub(at, "credential_env"), "%s; credential_env names the environment variable that holds the credential, not the credential itself", why)
+		} else if !envName.MatchString(*env) {
+			c.errorf(sub(at, "credential_env"), "must name an environment variable (letters, digits and _, not starting with a digit), not hold the credential itself")
+		}
+	}
+	if auth != nil {
+		enum(c, sub(at, "auth"), "auth", *auth, plan.AuthSchemes)
+	}
+}
+
+// checkHeaders checks a provider's or channel's static headers.
+func (c *compiler) checkHeaders(at cue.Path, headers map[string]string) {
+	for _, h := range sortedKeys(headers) {
+		switch {
+		case slices.Contains(credentialHeaders, strings.ToLower(h)):
+			c.labelErrorf(sub(at, h), "header %q carries a credential; put the secret in an environment variable named by credential_env (and set auth) instead", h)
+		case !headerName.MatchString(h):
+			c.labelErrorf(sub(at, h), "%q is not a valid HTTP header name", h)
+		case strings.ContainsAny(headers[h], "\r\n\x00"):
+			c.errorf(sub(at, h), "header value holds a line break or NUL, which would split the request")
+		default:
+			c.staticSecret(sub(at, h), "header", h, headers[h])
+		}
+	}
+}
+
+// checkQuery checks a provider's or channel's static query parameters.
+func (c *compiler) checkQuery(at cue.Path, query map[string]string) {
+	for _, q := range sortedKeys(query) {
+		c.staticSecret(sub(at, q), "query parameter", q, query[q])
+	}
+}
+
+// checkDialectHeaders refuses a header of one dialect where it can never be
+// sent: a channel of the other dialect, or a provider with no channel of
+// its dialect (each channel gets only its own dialect's).
+func (c *compiler) checkDialectHeaders(name string, p srcProvider) {
+	speaks := map[plan.Dialect]bool{}
+	for _, ch := range p.Channels {
+		speaks[plan.Dialect(ch.Dialect)] = true
+	}
+	for _, h := range sortedKeys(p.Headers) {
+		if d := plan.HeaderDialect(h); d != "" && !speaks[d] {
+			c.labelErrorf(path("providers", name, "headers", h),
+				"header %q is for %s-dialect upstreams only, and provider %q has no %s channel to send it on", h, d, name, d)
+		}
+	}
+	for _, cn := range sortedKeys(p.Channels) {
+		ch := p.Channels[cn]
+		for _, h := range sortedKeys(ch.Headers) {
+			if d := plan.HeaderDialect(h); d != "" && string(d) != ch.Dialect {
+				c.labelErrorf(path("providers", name, "channels", cn, "headers", h),
+					"header %q is for %s-dialect upstreams only; this channel speaks %s, so it would never be sent", h, d, ch.Dialect)
+			}
+		}
+	}
+}
+
+// checkTLS checks a provider's TLS options: absolute paths, a client
+// certificate with its key, and only https upstreams to apply them to.
+func (c *compiler) checkTLS(name string, p srcProvider) {
+	at := func(elems ...any) cue.Path { return path(append([]any{"providers", name, "tls"}, elems...)...) }
+	t := p.TLS
+	files := []struct {
+		field string
+		v     *string
+	}{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}}
+	for _, f := range files {
+		if f.v != nil && !filepath.IsAbs(*f.v) {
+			c.errorf(at(f.field), "%s %q is not an absolute path; pistrad reads it wherever it runs, so name the file absolutely", f.field, *f.v)
+		}
+	}
+	switch {
+	case t.CertFile != nil && t.KeyFile == nil:
+		c.labelErrorf(at("cert_file"), "a client certificate needs its key: key_file is missing")
+	case t.KeyFile != nil && t.CertFile == nil:
+		c.labelErrorf(at("key_file"), "a client key needs its certificate: cert_file is missing")
+	case t.CAFile == nil && t.CertFile == nil && t.ServerName == nil:
+		c.labelErrorf(at(), "tls sets nothing; give ca_file, cert_file and key_file, or server_name, or leave tls out")
+	}
+	if t.ServerName != nil && *t.ServerName == "" {
+		c.errorf(at("server_name"), "empty server_name; leave it out to check the certificate against the URL's host")
+	}
+	if p.Pool != nil {
+		if pool, ok := c.src.Pools[*p.Pool]; ok && pool.Scheme != "https" {
+			c.labelErrorf(at(), "tls applies to https upstreams, and pool %q is reached over %s", *p.Pool, pool.Scheme)
+		}
+		return
+	}
+	for _, cn := range sortedKeys(p.Channels) {
+		base := p.Channels[cn].BaseURL
+		if base == nil {
+			base = p.BaseURL
+		}
+		if base != nil && strings.HasPrefix(strings.ToLower(*base), "http:") {
+			c.labelErrorf(at(), "tls applies to https upstreams, and channel %q is reached over http (%s)", cn, *base)
+		}
+	}
 }
 
 // checkResilience checks the timeout, retry and failover settings; which
@@ -149,6 +236,9 @@ func (c *compiler) checkChannel(at cue.Path, ch srcChannel) {
 	if ch.BaseURL != nil {
 		c.checkURL(field("base_url"), *ch.BaseURL)
 	}
+	c.checkAuth(at, ch.CredentialEnv, ch.Auth)
+	c.checkHeaders(field("headers"), ch.Headers)
+	c.checkQuery(field("query"), ch.Query)
 	c.patterns(field("models"), ch.Models, false)
 	if ch.Models != nil && len(ch.Models) == 0 {
 		c.labelErrorf(field("models"), "an empty gate admits no model; leave models out to admit every model of the provider")
@@ -299,6 +389,11 @@ func (c *compiler) hostPort(at cue.Path, s string) {
 	if err != nil || host == "" || port == "" {
 		c.errorf(at, "%q is not host:port (e.g. \"vllm.inference.svc:8000\")", s)
 	}
+}
+
+// sub is the path of field name below p.
+func sub(p cue.Path, name string) cue.Path {
+	return cue.MakePath(append(p.Selectors(), cue.Str(name))...)
 }
 
 func index(p cue.Path, i int) cue.Path {

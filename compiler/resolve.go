@@ -253,11 +253,9 @@ func (c *compiler) buildProvider(name string, p srcProvider, res map[string]stri
 			out.Pool = i
 		}
 	}
-	for _, h := range sortedKeys(p.Headers) {
-		out.Headers = append(out.Headers, plan.Header{Name: h, Value: p.Headers[h]})
-	}
-	for _, q := range sortedKeys(p.Query) {
-		out.Query = append(out.Query, plan.Header{Name: q, Value: p.Query[q]})
+	out.Headers, out.Query = pairs(p.Headers), pairs(p.Query)
+	if t := p.TLS; t != nil {
+		out.TLS = &plan.TLS{CAFile: deref(t.CAFile), CertFile: deref(t.CertFile), KeyFile: deref(t.KeyFile), ServerName: deref(t.ServerName)}
 	}
 	for _, m := range sortedKeys(p.Models) {
 		out.Models = append(out.Models, plan.Model{Name: m, MaxTokens: p.Models[m].MaxTokens})
@@ -269,14 +267,6 @@ func (c *compiler) buildProvider(name string, p srcProvider, res map[string]stri
 	}
 	for _, ch := range sortedKeys(p.Channels) {
 		out.Channels = append(out.Channels, c.buildChannel(name, ch, p.Channels[ch]))
-	}
-	if out.Auth == "" {
-		out.Auth = plan.AuthBearer
-		for _, ch := range out.Channels {
-			if ch.Dialect == plan.DialectAnthropic && ch.Tier == plan.TierNative {
-				out.Auth = plan.AuthXAPIKey
-			}
-		}
 	}
 	out.TimeoutMS = millis(p.Timeout)
 	if r := p.Retries; r != nil {
@@ -292,6 +282,8 @@ func (c *compiler) buildChannel(provider, name string, ch srcChannel) plan.Chann
 	out := plan.Channel{
 		Name: name, Dialect: plan.Dialect(ch.Dialect), Tier: plan.Tier(ch.Tier),
 		BaseURL: deref(ch.BaseURL), ModelGate: ch.Models,
+		CredentialEnv: deref(ch.CredentialEnv), Auth: deref(ch.Auth),
+		Headers: pairs(ch.Headers), Query: pairs(ch.Query),
 		VerifiedAt: deref(ch.VerifiedAt), VerifiedBy: deref(ch.VerifiedBy),
 	}
 	// Routes in canonical order whatever order they were written in.
@@ -310,6 +302,15 @@ func (c *compiler) buildChannel(provider, name string, ch srcChannel) plan.Chann
 			// The claim's origin is the overlay file that made it.
 			out.Origin = c.l.relName(c.l.inst.LookupPath(path("providers", provider, "channels", name)).Pos())
 		}
+	}
+	return out
+}
+
+// pairs lists a header or query map as name/value pairs, sorted by name.
+func pairs(m map[string]string) []plan.Header {
+	var out []plan.Header
+	for _, k := range sortedKeys(m) {
+		out = append(out, plan.Header{Name: k, Value: m[k]})
 	}
 	return out
 }

@@ -31,6 +31,7 @@ type srcProvider struct {
 	Auth          *plan.AuthScheme      `json:"auth"`
 	Headers       map[string]string     `json:"headers"`
 	Query         map[string]string     `json:"query"`
+	TLS           *srcTLS               `json:"tls"`
 	Models        map[string]srcModel   `json:"models"`
 	Aliases       map[string]string     `json:"aliases"`
 	Channels      map[string]srcChannel `json:"channels"`
@@ -46,15 +47,26 @@ type srcModel struct {
 }
 
 type srcChannel struct {
-	Dialect    string   `json:"dialect"`
-	Tier       string   `json:"tier"`
-	BaseURL    *string  `json:"base_url"`
-	Models     []string `json:"models"`
-	Routes     []string `json:"routes"`
-	Preserves  []string `json:"preserves"`
-	VerifiedAt *string  `json:"verified_at"`
-	VerifiedBy *string  `json:"verified_by"`
-	Origin     *string  `json:"origin"`
+	Dialect       string            `json:"dialect"`
+	Tier          string            `json:"tier"`
+	BaseURL       *string           `json:"base_url"`
+	CredentialEnv *string           `json:"credential_env"`
+	Auth          *plan.AuthScheme  `json:"auth"`
+	Headers       map[string]string `json:"headers"`
+	Query         map[string]string `json:"query"`
+	Models        []string          `json:"models"`
+	Routes        []string          `json:"routes"`
+	Preserves     []string          `json:"preserves"`
+	VerifiedAt    *string           `json:"verified_at"`
+	VerifiedBy    *string           `json:"verified_by"`
+	Origin        *string           `json:"origin"`
+}
+
+type srcTLS struct {
+	CAFile     *string `json:"ca_file"`
+	CertFile   *string `json:"cert_file"`
+	KeyFile    *string `json:"key_file"`
+	ServerName *string `json:"server_name"`
 }
 
 type srcRetries struct {

@@ -112,6 +112,9 @@ type policy struct {
 	// Template replaces policyTemplate, for tests that need a catalog of
 	// their own over the same fakes.
 	Template string
+	// Extra holds what such a catalog needs beyond the three fakes (the
+	// URL of an upstream of its own, certificate files).
+	Extra map[string]string
 }
 
 // env is one running gateway with its fake upstreams.
@@ -141,12 +144,18 @@ func startWith(t *testing.T, tmpl string) *env {
 // startWithOptions is startWith with the server's options adjusted by mod.
 func startWithOptions(t *testing.T, tmpl string, mod func(*server.Options)) *env {
 	t.Helper()
+	return startWithExtra(t, tmpl, nil, mod)
+}
+
+// startWithExtra is startWithOptions with extra values for the template.
+func startWithExtra(t *testing.T, tmpl string, extra map[string]string, mod func(*server.Options)) *env {
+	t.Helper()
 	e := &env{t: t, logs: &testkit.SyncBuffer{}}
 	var openaiURL, backupURL, anthropicURL string
 	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretOpenAI})
 	e.backup, backupURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretBackup})
 	e.anthropic, anthropicURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, Key: secretAnthropic})
-	e.policy = policy{OpenAI: openaiURL, Backup: backupURL, Anthropic: anthropicURL, Dead: "http://" + closedPort(t) + "/v1", Template: tmpl}
+	e.policy = policy{OpenAI: openaiURL, Backup: backupURL, Anthropic: anthropicURL, Dead: "http://" + closedPort(t) + "/v1", Template: tmpl, Extra: extra}
 	e.bundlePath = filepath.Join(t.TempDir(), "bundle.json")
 	e.writeBundle(e.policy)
 

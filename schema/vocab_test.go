@@ -26,7 +26,7 @@ func TestIRSchemaEnumsArePlanLists(t *testing.T) {
 		"$defs/Capability":                  plan.CapNames(),
 		"$defs/FailureClass":                plan.Names(plan.FailureClasses),
 		"$defs/OnFidelityLoss":              plan.Names(plan.LossActions),
-		"$defs/Provider/properties/auth":    plan.Names(plan.AuthSchemes),
+		"$defs/AuthScheme":                  plan.Names(plan.AuthSchemes),
 		"$defs/Budget/properties/window":    plan.Names(plan.Windows),
 		"$defs/Budget/properties/per":       plan.Names(plan.BucketScopes),
 		"$defs/Budget/properties/cost_type": plan.Names(plan.CostTypes),

@@ -6,7 +6,10 @@
 // Base URLs are then http://127.0.0.1:9901/v1 and http://127.0.0.1:9902/v1;
 // the Anthropic server also answers chat completions as Anthropic's
 // OpenAI-compatible layer does, for the default policy's openai-compat channel.
-// Faults and usage modes set by flags apply to both servers; each server
+// With -tls-cert and -tls-key they serve https; adding -client-ca makes them
+// require a client certificate of that CA and authenticate by it alone, as
+// a trust-domain pool behind mutual TLS does. Faults and usage modes set by
+// flags apply to both servers; each server
 // also takes them at runtime on POST /_fake/faults and POST /_fake/usage, and
 // a request may set its own usage modes in the Fake-Usage header.
 package main
@@ -40,6 +43,7 @@ type config struct {
 	openAIAddr, anthropicAddr string
 	openAIKey, anthropicKey   string
 	record                    int
+	tls                       fakeprovider.TLSOptions
 	faults                    fakeprovider.Faults
 	usage                     fakeprovider.Usage
 }
@@ -53,6 +57,9 @@ func parseFlags(args []string) (config, error) {
 		"key OpenAI clients must send (default $PISTRA_FAKE_OPENAI_KEY; empty: any non-empty key)")
 	fs.StringVar(&c.anthropicKey, "anthropic-key", os.Getenv("PISTRA_FAKE_ANTHROPIC_KEY"),
 		"key Anthropic clients must send (default $PISTRA_FAKE_ANTHROPIC_KEY; empty: any non-empty key)")
+	fs.StringVar(&c.tls.CertFile, "tls-cert", "", "serve https with this certificate (PEM; needs -tls-key)")
+	fs.StringVar(&c.tls.KeyFile, "tls-key", "", "the key of -tls-cert (PEM)")
+	fs.StringVar(&c.tls.ClientCAFile, "client-ca", "", "with -tls-cert: require client certificates of these CAs (PEM) and authenticate by them instead of a key")
 	fs.IntVar(&c.record, "record", fakeprovider.DefaultRecordLimit, "calls kept for GET /_fake/requests (0: none)")
 	fs.IntVar(&c.faults.FailStatus, "fail-status", 0, "answer this status to the first -fail-count calls")
 	fs.IntVar(&c.faults.FailCount, "fail-count", 0, "calls that get -fail-status (0: all)")
@@ -67,6 +74,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if c.openAIAddr == "" && c.anthropicAddr == "" {
 		return c, errors.New("nothing to serve: give -openai and/or -anthropic an address")
+	}
+	if (c.tls.CertFile == "") != (c.tls.KeyFile == "") || (c.tls.ClientCAFile != "" && c.tls.CertFile == "") {
+		return c, errors.New("-tls-cert and -tls-key go together, and -client-ca needs them")
 	}
 	if c.record == 0 {
 		c.record = -1
@@ -96,16 +106,22 @@ func run(args []string) error {
 		}
 		s, err := fakeprovider.New(fakeprovider.Options{
 			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults, Usage: cfg.usage,
+			CertAuth: cfg.tls.ClientCAFile != "",
 		})
 		if err != nil {
 			return err
 		}
-		l, err := s.Listen(srv.addr)
+		var l *fakeprovider.Listener
+		if cfg.tls.CertFile != "" {
+			l, err = s.ListenTLS(srv.addr, cfg.tls)
+		} else {
+			l, err = s.Listen(srv.addr)
+		}
 		if err != nil {
 			return err
 		}
 		listeners = append(listeners, l)
-		slog.Info("fake provider serving", "dialect", srv.dialect, "base_url", l.BaseURL, "key_required", srv.key != "", "usage", cfg.usage.String())
+		slog.Info("fake provider serving", "dialect", srv.dialect, "base_url", l.BaseURL, "key_required", srv.key != "" && cfg.tls.ClientCAFile == "", "client_cert_required", cfg.tls.ClientCAFile != "", "usage", cfg.usage.String())
 	}
 	<-ctx.Done()
 	slog.Info("fake provider shutting down")

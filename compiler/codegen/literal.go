@@ -103,6 +103,13 @@ func (r *renderer) value(v reflect.Value, elide, flat bool) *jen.Statement {
 		return r.slice(v, elide, flat)
 	case reflect.Struct:
 		return r.record(v, elide, flat)
+	case reflect.Pointer:
+		// An optional block (a provider's TLS options); a composite
+		// literal's type cannot be elided behind &.
+		if v.IsNil() {
+			return jen.Nil()
+		}
+		return jen.Op("&").Add(r.value(v.Elem(), false, flat))
 	}
 	r.fail(fmt.Errorf("cannot render a %s", v.Type()))
 	return jen.Null()

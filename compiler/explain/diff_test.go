@@ -94,3 +94,28 @@ func cloneGraph(t *testing.T, g *plan.Graph) *plan.Graph {
 	}
 	return &out
 }
+
+// TestDiffShowsWhatEachChannelSends: a provider-level auth change is shown
+// on every channel it moves, with the scheme that channel now sends, and
+// a channel's own headers and a provider's TLS options are settings too.
+func TestDiffShowsWhatEachChannelSends(t *testing.T) {
+	a := bundletest.DefaultPolicy()
+	b := cloneGraph(t, a)
+	b.Providers[0].Auth = plan.AuthAPIKey
+	b.Providers[0].Channels[1].Headers = []plan.Header{{Name: "X-Team", Value: "ml"}}
+	b.Providers[1].TLS = &plan.TLS{CAFile: "/etc/pistra/ca.pem"}
+	var out strings.Builder
+	if _, err := Diff(&out, a, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"~ fake-anthropic/native: auth: x-api-key -> api-key",
+		"~ fake-anthropic/openai-compat: auth: bearer -> api-key",
+		"~ fake-anthropic/openai-compat: headers: +X-Team=ml",
+		"~ fake-openai: tls: (none) -> ca_file=/etc/pistra/ca.pem",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("diff lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -56,6 +56,7 @@ func providerRecords(g *plan.Graph) []record {
 			{name: "auth", value: string(p.Auth)},
 			{name: "headers", value: pairs(p.Headers), list: true},
 			{name: "query", value: pairs(p.Query), list: true},
+			{name: "tls", value: tlsText(p.TLS)},
 			{name: "models", value: strings.Join(models, ","), list: true},
 			{name: "aliases", value: strings.Join(aliases, ","), list: true},
 			{name: "retries", value: fmt.Sprintf("max %d, backoff %s, on %s",
@@ -72,11 +73,18 @@ func channelRecords(g *plan.Graph) []record {
 	var out []record
 	for pi := range g.Providers {
 		for ci := range g.Providers[pi].Channels {
-			ch := &g.Providers[pi].Channels[ci]
+			p := &g.Providers[pi]
+			ch := &p.Channels[ci]
 			out = append(out, record{name: channelName(g, pi, ci), fields: []field{
 				{name: "dialect", value: string(ch.Dialect)},
 				{name: "tier", value: string(ch.Tier)},
 				{name: "base_url", value: ch.BaseURL},
+				// What the channel sends, inherited or its own: a change of
+				// the provider's default shows on every channel it moves.
+				{name: "credential_env", value: p.ChannelCredentialEnv(ci)},
+				{name: "auth", value: string(p.ChannelAuth(ci))},
+				{name: "headers", value: pairs(ch.Headers), list: true},
+				{name: "query", value: pairs(ch.Query), list: true},
 				{name: "model gate", value: strings.Join(ch.ModelGate, ","), list: true},
 				{name: "routes", value: strings.Join(routeNames(ch.Routes), ","), list: true},
 				{name: "preserves", value: capsText(ch.Preserves)},
@@ -179,6 +187,20 @@ func exprSource(g *plan.Graph, i int) string {
 		return ""
 	}
 	return g.CEL[i].Source
+}
+
+// tlsText lists a provider's TLS options, "" when it has none.
+func tlsText(t *plan.TLS) string {
+	if t == nil {
+		return ""
+	}
+	var out []string
+	for _, f := range []struct{ name, v string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}, {"server_name", t.ServerName}} {
+		if f.v != "" {
+			out = append(out, f.name+"="+f.v)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func pairs(hs []plan.Header) string {

@@ -33,13 +33,6 @@ func compatParams(content string) openai.ChatCompletionNewParams {
 	return p
 }
 
-// useXAPIKey swaps the SDK's Bearer credential for x-api-key.
-func useXAPIKey(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	req.Header.Del("Authorization")
-	req.Header.Set("X-Api-Key", testKey)
-	return next(req)
-}
-
 // checkNoUsageDetails wants usage without the breakdowns the compatible
 // layer does not report.
 func checkNoUsageDetails(t *testing.T, u openai.CompletionUsage) {
@@ -50,37 +43,29 @@ func checkNoUsageDetails(t *testing.T, u openai.CompletionUsage) {
 	}
 }
 
+// TestCompatChat: the OpenAI SDK, with its Bearer key, as Anthropic's
+// documentation sets it up. (x-api-key is refused there: see
+// TestAuthSchemePerEndpoint.)
 func TestCompatChat(t *testing.T) {
-	tests := []struct {
-		name string
-		opts []option.RequestOption
-	}{
-		{"bearer, as the OpenAI SDK sends it", nil},
-		{"x-api-key", []option.RequestOption{option.WithMiddleware(useXAPIKey)}},
+	s, client := startCompat(t)
+	resp, err := client.Chat.Completions.New(context.Background(), compatParams(question))
+	if err != nil {
+		t.Fatalf("chat completion: %v", err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, client := startCompat(t, tt.opts...)
-			resp, err := client.Chat.Completions.New(context.Background(), compatParams(question))
-			if err != nil {
-				t.Fatalf("chat completion: %v", err)
-			}
-			if !strings.HasPrefix(resp.ID, "chatcmpl-") || resp.Object != "chat.completion" || resp.Model != "claude-haiku-4-5" {
-				t.Errorf("id %q object %q model %q: want a chat.completion of claude-haiku-4-5", resp.ID, resp.Object, resp.Model)
-			}
-			if len(resp.Choices) != 1 || resp.Choices[0].Message.Content != fakeprovider.ReplyText(question) || resp.Choices[0].FinishReason != "stop" {
-				t.Fatalf("choices %+v: want the one reply, finished with stop", resp.Choices)
-			}
-			checkNoUsageDetails(t, resp.Usage)
-			calls := s.Requests()
-			if len(calls) != 1 || calls[0].Method != http.MethodPost || calls[0].Path != "/v1/chat/completions" ||
-				calls[0].Model != "claude-haiku-4-5" || !strings.Contains(string(calls[0].Body), question) {
-				t.Errorf("recorded %+v: want the one chat completion", calls)
-			}
-			if s.Calls() != 1 {
-				t.Errorf("calls %d, want 1", s.Calls())
-			}
-		})
+	if !strings.HasPrefix(resp.ID, "chatcmpl-") || resp.Object != "chat.completion" || resp.Model != "claude-haiku-4-5" {
+		t.Errorf("id %q object %q model %q: want a chat.completion of claude-haiku-4-5", resp.ID, resp.Object, resp.Model)
+	}
+	if len(resp.Choices) != 1 || resp.Choices[0].Message.Content != fakeprovider.ReplyText(question) || resp.Choices[0].FinishReason != "stop" {
+		t.Fatalf("choices %+v: want the one reply, finished with stop", resp.Choices)
+	}
+	checkNoUsageDetails(t, resp.Usage)
+	calls := s.Requests()
+	if len(calls) != 1 || calls[0].Method != http.MethodPost || calls[0].Path != "/v1/chat/completions" ||
+		calls[0].Model != "claude-haiku-4-5" || !strings.Contains(string(calls[0].Body), question) {
+		t.Errorf("recorded %+v: want the one chat completion", calls)
+	}
+	if s.Calls() != 1 {
+		t.Errorf("calls %d, want 1", s.Calls())
 	}
 }
 

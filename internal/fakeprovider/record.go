@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"crypto/x509"
 	"net/http"
 	"sync"
 )
@@ -26,6 +27,8 @@ type Recorded struct {
 	BodySize int
 	// Model is the body's "model", if it had one.
 	Model string
+	// ClientCert is the certificate the caller presented over TLS, if any.
+	ClientCert *x509.Certificate
 }
 
 // recorder keeps the last limit calls in a ring.
@@ -48,6 +51,9 @@ func (r *recorder) add(req *http.Request, body []byte, model string) {
 		Body:     append([]byte(nil), body[:min(len(body), maxRecordedBody)]...),
 		BodySize: len(body),
 		Model:    model,
+	}
+	if req.TLS != nil && len(req.TLS.PeerCertificates) > 0 {
+		rec.ClientCert = req.TLS.PeerCertificates[0]
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -48,6 +48,10 @@ type Options struct {
 	Faults Faults
 	// Usage shapes reported usage from the start; SetUsage changes it.
 	Usage Usage
+	// CertAuth authenticates callers by client certificate instead of a
+	// key, as a trust-domain pool behind mutual TLS does: a call must come
+	// through ListenTLS with a verified certificate, and Key is not read.
+	CertAuth bool
 }
 
 // maxBodyBytes bounds a request body, like the real APIs do.
@@ -56,15 +60,16 @@ const maxBodyBytes = 32 << 20
 // Server is one fake upstream speaking one dialect. It is safe for
 // concurrent use.
 type Server struct {
-	dialect Dialect
-	key     []byte
-	models  []string
-	faults  faultState
-	usage   atomic.Pointer[Usage]
-	rec     recorder
-	calls   atomic.Int64
-	ids     atomic.Uint64
-	idSeed  uint64
+	dialect  Dialect
+	key      []byte
+	certAuth bool
+	models   []string
+	faults   faultState
+	usage    atomic.Pointer[Usage]
+	rec      recorder
+	calls    atomic.Int64
+	ids      atomic.Uint64
+	idSeed   uint64
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -77,7 +82,7 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Faults.Validate(); err != nil {
 		return nil, fmt.Errorf("fakeprovider: %w", err)
 	}
-	s := &Server{dialect: opts.Dialect, key: []byte(opts.Key), models: opts.Models}
+	s := &Server{dialect: opts.Dialect, key: []byte(opts.Key), models: opts.Models, certAuth: opts.CertAuth}
 	if len(s.models) == 0 {
 		s.models = defaultModels[opts.Dialect]
 	}
@@ -123,9 +128,8 @@ func (s *Server) SetFaults(f Faults) error {
 func (s *Server) Faults() Faults { return s.faults.get() }
 
 // openAICompatPath is where Anthropic serves its OpenAI-compatible Chat
-// Completions. There it takes the OpenAI SDK's Bearer key as readily as
-// x-api-key, needs no anthropic-version, answers and fails in OpenAI's
-// shapes, and departs from OpenAI's rules as its documentation lists: n must
+// Completions. There it takes the OpenAI SDK's Bearer key (and only that),
+// needs no anthropic-version, answers and fails in OpenAI's shapes, and departs from OpenAI's rules as its documentation lists: n must
 // be 1, reasoning_effort is ignored, usage carries no detail breakdowns.
 // Everything else it ignores (strict, response_format, audio, temperature
 // above 1) the fake ignores on either dialect.
@@ -271,12 +275,20 @@ func (x *exchange) notFound() {
 	x.fail(&apiError{status: http.StatusNotFound, message: msg})
 }
 
-// authorized checks the credential the way each API does and answers 401
-// (and, for Anthropic's own API, 400 without anthropic-version) when it fails.
+// authorized checks the credential the way each endpoint does and answers
+// 401 in the endpoint's error shape (and, for Anthropic's own API, 400
+// without anthropic-version) when it fails. OpenAI-dialect endpoints,
+// Anthropic's OpenAI-compatible one included, take only Authorization:
+// Bearer; Anthropic's /v1/messages takes x-api-key or, as its current SDKs
+// send it, Authorization: Bearer. A server behind client-certificate TLS
+// reads no key at all.
 func (x *exchange) authorized() bool {
+	if x.s.certAuth {
+		return x.certAuthorized()
+	}
 	h := x.r.Header
 	bearer, hasBearer := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
-	if x.s.dialect == DialectOpenAI {
+	if x.wire() == DialectOpenAI {
 		switch {
 		case !hasBearer || bearer == "":
 			x.fail(&apiError{status: http.StatusUnauthorized,
@@ -302,6 +314,16 @@ func (x *exchange) authorized() bool {
 	default:
 		return true
 	}
+	return false
+}
+
+// certAuthorized admits a call that came over TLS with a client
+// certificate the listener verified.
+func (x *exchange) certAuthorized() bool {
+	if t := x.r.TLS; t != nil && len(t.VerifiedChains) > 0 {
+		return true
+	}
+	x.fail(&apiError{status: http.StatusUnauthorized, message: "a verified client certificate is required"})
 	return false
 }
 

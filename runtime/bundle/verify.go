@@ -46,6 +46,14 @@ func known[T vocabulary](field string, v T, all []T) error {
 	return fmt.Errorf("%s: unknown value %q (known: %s)", field, v, strings.Join(plan.Names(all), ", "))
 }
 
+// knownOrEmpty is known for a value that may be left unset.
+func knownOrEmpty[T vocabulary](field string, v T, all []T) error {
+	if v == "" {
+		return nil
+	}
+	return known(field, v, all)
+}
+
 // knownEach checks a list of vocabulary values.
 func knownEach[T vocabulary](field string, values, all []T) error {
 	for i, v := range values {
@@ -67,11 +75,16 @@ func verifyProviders(g *plan.Graph) error {
 			return outOfRange(at+".pool", p.Pool, len(g.Pools))
 		}
 		if err := cmp.Or(
-			known(at+".auth", p.Auth, plan.AuthSchemes),
+			knownOrEmpty(at+".auth", p.Auth, plan.AuthSchemes),
 			knownEach(at+".retry.on", p.Retry.On, plan.FailureClasses),
 			knownEach(at+".failover.on", p.Failover.On, plan.FailureClasses),
 		); err != nil {
 			return err
+		}
+		for j, ch := range p.Channels {
+			if err := knownOrEmpty(fmt.Sprintf("%s.channels[%d] (%s).auth", at, j, ch.Name), ch.Auth, plan.AuthSchemes); err != nil {
+				return err
+			}
 		}
 		for j, to := range p.Failover.To {
 			if !inRange(to, len(g.Providers)) {

@@ -152,13 +152,18 @@ type Provider struct {
 	// CredentialEnv names the environment variable holding the secret; the
 	// secret itself never enters the graph. Empty means no credential.
 	CredentialEnv string `json:"credential_env,omitempty"`
-	// Auth says how the credential is presented upstream.
-	Auth AuthScheme `json:"auth"`
+	// Auth says how the credential is presented upstream, as the policy
+	// wrote it; empty leaves it to each channel (see ChannelAuth).
+	Auth AuthScheme `json:"auth,omitempty"`
 	// Headers are static headers sent on every upstream request
-	// (anthropic-version, ...). Never secrets.
+	// (anthropic-version, ...). Never secrets. A header of one dialect
+	// (DialectHeaders) reaches only that dialect's channels.
 	Headers []Header `json:"headers,omitempty"`
 	// Query holds static query parameters (Azure's api-version).
-	Query    []Header  `json:"query,omitempty"`
+	Query []Header `json:"query,omitempty"`
+	// TLS is how the provider's TLS connections are made, when it needs
+	// more than the system roots: its own CA bundle, a client certificate.
+	TLS      *TLS      `json:"tls,omitempty"`
 	Channels []Channel `json:"channels"`
 	Models   []Model   `json:"models"`
 	// Aliases are this provider's own resolution of public names.
@@ -169,6 +174,21 @@ type Provider struct {
 	// StreamUsage asks OpenAI-dialect chat streams for usage on the
 	// client's behalf (stream_options.include_usage).
 	StreamUsage bool `json:"stream_usage"`
+}
+
+// TLS holds a provider's upstream TLS options. Files are named, never
+// inlined: pistrad reads them when it loads the snapshot.
+type TLS struct {
+	// CAFile is a PEM bundle of the CAs the upstream's certificate must
+	// chain to, instead of the system roots.
+	CAFile string `json:"ca_file,omitempty"`
+	// CertFile and KeyFile are the client certificate (PEM) and its key,
+	// presented when the upstream asks for one; both or neither.
+	CertFile string `json:"cert_file,omitempty"`
+	KeyFile  string `json:"key_file,omitempty"`
+	// ServerName is the name the upstream's certificate is checked
+	// against (and sent as SNI) when it is not the URL's host.
+	ServerName string `json:"server_name,omitempty"`
 }
 
 // Header is a name/value pair.
@@ -199,6 +219,14 @@ type Channel struct {
 	// BaseURL overrides the provider's when the channel lives elsewhere
 	// (Anthropic's OpenAI-compatible endpoint, say).
 	BaseURL string `json:"base_url,omitempty"`
+	// CredentialEnv and Auth override the provider's for this channel;
+	// empty inherits (see ChannelAuth for the default scheme).
+	CredentialEnv string     `json:"credential_env,omitempty"`
+	Auth          AuthScheme `json:"auth,omitempty"`
+	// Headers and Query add to the provider's, replacing those of the same
+	// name.
+	Headers []Header `json:"headers,omitempty"`
+	Query   []Header `json:"query,omitempty"`
 	// ModelGate lists the upstream models this channel accepts, exact or
 	// trailing-* prefix; empty means every model of the provider.
 	ModelGate []string `json:"model_gate,omitempty"`
@@ -358,4 +386,26 @@ type Skip struct {
 	// Missing lists the required capabilities the channel lacks, for
 	// fidelity_loss.
 	Missing CapSet `json:"missing,omitempty"`
+}
+
+// ChannelAuth is how channel ci of p presents its credential: the
+// channel's own scheme, else the provider's, else its dialect's default.
+func (p *Provider) ChannelAuth(ci int) AuthScheme {
+	ch := &p.Channels[ci]
+	switch {
+	case ch.Auth != "":
+		return ch.Auth
+	case p.Auth != "":
+		return p.Auth
+	}
+	return DefaultAuth(ch.Dialect)
+}
+
+// ChannelCredentialEnv is the variable channel ci of p reads its secret
+// from: its own, else the provider's; "" when it sends none.
+func (p *Provider) ChannelCredentialEnv(ci int) string {
+	if env := p.Channels[ci].CredentialEnv; env != "" {
+		return env
+	}
+	return p.CredentialEnv
 }

@@ -1,6 +1,9 @@
 package plan
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // The policy's closed vocabularies beyond routes, dialects and tiers. Each
 // list is the one place a value is spelled: the compiler checks policies
@@ -38,6 +41,32 @@ var AuthSchemes = []AuthScheme{AuthBearer, AuthXAPIKey, AuthAPIKey}
 
 // Valid reports whether a is a known auth scheme.
 func (a AuthScheme) Valid() bool { return slices.Contains(AuthSchemes, a) }
+
+// DefaultAuth is the scheme a channel of dialect d presents a credential
+// with when neither it nor its provider names one: each dialect's own
+// (an OpenAI-compatible endpoint wants Bearer whoever runs it).
+func DefaultAuth(d Dialect) AuthScheme {
+	if d == DialectAnthropic {
+		return AuthXAPIKey
+	}
+	return AuthBearer
+}
+
+// dialectHeaders are the static headers that mean something to one
+// dialect's API only, lower-cased: they select an Anthropic API version or
+// opt-in, or an OpenAI account. Sent to the other dialect's endpoint they
+// are at best ignored and at worst refused. anthropic-workspace-id is not
+// one: Anthropic's OpenAI-compatible endpoint reads it too.
+var dialectHeaders = map[string]Dialect{
+	"anthropic-version":   DialectAnthropic,
+	"anthropic-beta":      DialectAnthropic,
+	"openai-organization": DialectOpenAI,
+	"openai-project":      DialectOpenAI,
+}
+
+// HeaderDialect is the dialect header name (any case) is meant for, or ""
+// when it is meant for any upstream.
+func HeaderDialect(name string) Dialect { return dialectHeaders[strings.ToLower(name)] }
 
 // CostType is what a budget counts per request: one of the token counts
 // the meter reads, or a CEL expression over them. CostTotalToken is what a

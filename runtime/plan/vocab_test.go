@@ -37,3 +37,32 @@ func TestNames(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestChannelAuth: a channel's own scheme, else its provider's, else its
+// dialect's; the credential variable likewise.
+func TestChannelAuth(t *testing.T) {
+	p := Provider{CredentialEnv: "P", Channels: []Channel{
+		{Dialect: DialectAnthropic}, {Dialect: DialectOpenAI},
+		{Dialect: DialectOpenAI, Auth: AuthAPIKey, CredentialEnv: "C"},
+	}}
+	for ci, want := range []AuthScheme{AuthXAPIKey, AuthBearer, AuthAPIKey} {
+		if got := p.ChannelAuth(ci); got != want {
+			t.Errorf("channel %d: %s, want %s", ci, got, want)
+		}
+	}
+	p.Auth = AuthAPIKey // Azure's, named once for the provider
+	for ci := range p.Channels {
+		if got := p.ChannelAuth(ci); got != AuthAPIKey {
+			t.Errorf("channel %d with the provider's api-key: %s", ci, got)
+		}
+	}
+	if p.ChannelCredentialEnv(1) != "P" || p.ChannelCredentialEnv(2) != "C" {
+		t.Errorf("credential variables %q, %q", p.ChannelCredentialEnv(1), p.ChannelCredentialEnv(2))
+	}
+	for name, want := range map[string]Dialect{"Anthropic-Version": DialectAnthropic, "anthropic-beta": DialectAnthropic,
+		"OpenAI-Organization": DialectOpenAI, "openai-project": DialectOpenAI, "Anthropic-Workspace-Id": "", "X-Team": ""} {
+		if got := HeaderDialect(name); got != want {
+			t.Errorf("HeaderDialect(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -56,11 +56,16 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 		timer = time.AfterFunc(up.Timeout, func() { cancel(errTimeout) })
 	}
 	a.askedUsage = x.asksUsage(c, up)
-	req := newRequest(ctx, x, up, up.URL(c, x.Route), x.Body.forCandidate(c, a.askedUsage))
+	ch := up.Channel(c)
+	req := newRequest(ctx, x, ch, up.URL(c, x.Route), x.Body.forCandidate(c, a.askedUsage))
 	if c.Translate != plan.TranslateNone {
-		fitTranslatedHeaders(req.Header, &x.Body.xlat, up)
+		fitTranslatedHeaders(req.Header, &x.Body.xlat)
 	}
-	resp, err := p.Transport.RoundTrip(req)
+	rt := p.Transport
+	if up.Transport != nil {
+		rt = up.Transport // the provider's own TLS (client certificate, CA)
+	}
+	resp, err := rt.RoundTrip(req)
 	if timer != nil && !timer.Stop() {
 		// The timeout fired: whatever came back is already cancelled.
 		if resp != nil {

@@ -24,7 +24,9 @@ import (
 //   - User-Agent and X-Stainless-*: SDK identification and telemetry
 //   - Accept: what the client can read
 //
-// A static header of the provider with the same name replaces the client's
+// A static header of the channel (the provider's, fit to the channel's
+// dialect, and the channel's own; see runtime/upstream) with the same name
+// replaces the client's
 // (the operator's configuration wins), except the ones that say what the
 // body means: the client wrote its body for its own Anthropic-Version and
 // Anthropic-Beta, so those pass as sent, and the provider's values only
@@ -49,10 +51,13 @@ var (
 	noUserAgent = []string{""}
 )
 
-// newRequest builds the upstream request for one attempt from scratch, so
-// nothing (credential, model, header) leaks from one candidate to the next.
-func newRequest(ctx context.Context, x *Exchange, up *upstream.Upstream, u *url.URL, body []byte) *http.Request {
-	static := up.StaticHeaders()
+// newRequest builds the upstream request for one attempt on channel ch from
+// scratch, so nothing (credential, model, header) leaks from one candidate
+// to the next: the credential and static headers are the channel's alone,
+// and a channel without a credential (a client-certificate upstream) gets
+// no credential header of any kind.
+func newRequest(ctx context.Context, x *Exchange, ch *upstream.Channel, u *url.URL, body []byte) *http.Request {
+	static := ch.StaticHeaders()
 	h := make(http.Header, 8+len(static))
 	copyClientHeaders(h, x.Client.Header)
 	if _, ok := h["User-Agent"]; !ok {
@@ -66,7 +71,7 @@ func newRequest(ctx context.Context, x *Exchange, up *upstream.Upstream, u *url.
 	}
 	h["Content-Type"] = jsonContentType
 	h["X-Request-Id"] = []string{x.RequestID}
-	if k, v := up.Credential(); k != "" {
+	if k, v := ch.Credential(); k != "" {
 		h[k] = v
 	}
 	req := &http.Request{

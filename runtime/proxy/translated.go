@@ -76,7 +76,7 @@ func (b *Body) translate(of plan.Translation, pair translate.Pair, o translate.O
 // body: the pair fits them to the upstream's dialect, and no compression is
 // accepted, since the translator reads the answer and the transport decodes
 // nothing.
-func fitTranslatedHeaders(h http.Header, t *translation, up *upstream.Upstream) {
-	t.pair.FitHeaders(h, t.opts, up.HasStaticHeader)
+func fitTranslatedHeaders(h http.Header, t *translation) {
+	t.pair.FitHeaders(h, t.opts)
 	h["Accept-Encoding"] = identityEncoding
 }

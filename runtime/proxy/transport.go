@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -39,25 +40,43 @@ var DefaultTransportOptions = TransportOptions{
 // byte for byte. No response-header timeout is set here: each provider's
 // own timeout bounds its attempts.
 func NewTransport(o TransportOptions) *Transport {
-	d := &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}
-	t := &Transport{
-		std: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         d.DialContext,
-			ForceAttemptHTTP2:   true,
-			MaxIdleConns:        0, // no global cap; the per-host cap governs
-			MaxIdleConnsPerHost: o.MaxIdleConnsPerHost,
-			IdleConnTimeout:     o.IdleConnTimeout,
-			TLSHandshakeTimeout: o.TLSHandshakeTimeout,
-			DisableCompression:  true,
-			WriteBufferSize:     16 << 10,
-			ReadBufferSize:      16 << 10,
-		},
-	}
+	d := o.dialer()
+	t := &Transport{std: newStdTransport(o, d)}
 	if !o.StdlibOnly {
 		t.lean = h1.New(d, o.MaxIdleConnsPerHost, o.IdleConnTimeout)
 	}
 	return t
+}
+
+// NewTLSTransport builds the transport of one provider with TLS options of
+// its own (a CA bundle, a client certificate): net/http's, tuned as
+// NewTransport's, with cfg for every handshake. Its connections are its
+// own, so a client certificate is never presented to another provider, and
+// the other providers keep sharing the one pooled transport. It is built
+// once per snapshot.
+func NewTLSTransport(o TransportOptions, cfg *tls.Config) *http.Transport {
+	t := newStdTransport(o, o.dialer())
+	t.TLSClientConfig = cfg
+	return t
+}
+
+func (o TransportOptions) dialer() *net.Dialer {
+	return &net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}
+}
+
+func newStdTransport(o TransportOptions, d *net.Dialer) *http.Transport {
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         d.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        0, // no global cap; the per-host cap governs
+		MaxIdleConnsPerHost: o.MaxIdleConnsPerHost,
+		IdleConnTimeout:     o.IdleConnTimeout,
+		TLSHandshakeTimeout: o.TLSHandshakeTimeout,
+		DisableCompression:  true,
+		WriteBufferSize:     16 << 10,
+		ReadBufferSize:      16 << 10,
+	}
 }
 
 // Transport sends each upstream request through the client that suits its

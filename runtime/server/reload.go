@@ -8,6 +8,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/catalog"
+	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/snapshot"
 )
 
@@ -26,7 +27,23 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy from %s: %w", source, err)
 	}
+	for i := range snap.Upstreams {
+		if up := &snap.Upstreams[i]; up.TLS != nil {
+			up.Transport = proxy.NewTLSTransport(s.opts.Transport, up.TLS)
+		}
+	}
 	return snap, nil
+}
+
+// closeIdle closes the idle connections of a retired snapshot's own
+// transports; those still carrying a request close once idle for the
+// transport's idle timeout.
+func closeIdle(snap *snapshot.Snapshot) {
+	for i := range snap.Upstreams {
+		if t, ok := snap.Upstreams[i].Transport.(interface{ CloseIdleConnections() }); ok {
+			t.CloseIdleConnections()
+		}
+	}
 }
 
 // Reload builds a new snapshot and swaps it in. A bundle that fails any
@@ -44,6 +61,7 @@ func (s *Server) Reload() error {
 	}
 	s.lastReloadErr = ""
 	old := s.snap.Swap(snap)
+	closeIdle(old)
 	s.log.Info("reload applied", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
 		"previous_source_hash", old.Graph.SourceHash, "digest", snap.Graph.Digest,
 		"previous_digest", old.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)

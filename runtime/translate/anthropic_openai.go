@@ -27,11 +27,12 @@ func (anthropicOpenAI) Request(dst, body []byte, o Options) ([]byte, bool, error
 	return AnthropicToOpenAIRequest(dst, body, o)
 }
 
-func (anthropicOpenAI) FitHeaders(h http.Header, _ Options, static func(string) bool) {
+// FitHeaders drops the client's Anthropic headers. A static one is never
+// among them: the channel is OpenAI's, and upstream.Resolve keeps each
+// dialect's static headers to its own channels.
+func (anthropicOpenAI) FitHeaders(h http.Header, _ Options) {
 	for _, k := range anthropicHeaders {
-		if !static(k) {
-			delete(h, k)
-		}
+		delete(h, k)
 	}
 }
 

@@ -37,7 +37,7 @@ func (openAIAnthropic) Request(dst, body []byte, o Options) ([]byte, bool, error
 }
 
 // FitHeaders sends the anthropic-version the body was translated for.
-func (openAIAnthropic) FitHeaders(h http.Header, o Options, _ func(string) bool) {
+func (openAIAnthropic) FitHeaders(h http.Header, o Options) {
 	h[headerAnthropicVersion] = []string{o.AnthropicVersion}
 }
 

@@ -22,10 +22,9 @@ type Pair interface {
 	Request(dst, body []byte, o Options) (out []byte, stream bool, err error)
 	// FitHeaders fits an upstream request's headers, built for the
 	// client's dialect, to the upstream's: the client headers that mean
-	// nothing there are dropped unless the provider sets them (static
-	// reports that, by canonical name), and the ones the translated body
-	// was written for are set.
-	FitHeaders(h http.Header, o Options, static func(canonical string) bool)
+	// nothing there are dropped, and the ones the translated body was
+	// written for are set.
+	FitHeaders(h http.Header, o Options)
 	// Response translates a whole non-stream answer; model names the
 	// upstream model when the answer does not.
 	Response(body []byte, model string) ([]byte, meter.Usage, error)

@@ -1,14 +1,23 @@
-// Package upstream resolves a policy's providers for serving: each
-// provider's credential read from the environment, its static headers, its
-// retry and failover policy as bit sets, what its translated candidates
-// need, and the URL of every (channel, route) it serves, built once per
-// snapshot so no request parses a URL or reads the environment.
+// Package upstream resolves a policy's providers for serving: for every
+// (provider, channel) the credential read from the environment and the
+// header that presents it, the static headers fit to the channel's
+// dialect, and the URL of every route it serves; per provider its TLS
+// options, its retry and failover policy as bit sets and what its
+// translated candidates need. All of it is built once per snapshot so no
+// request parses a URL, reads the environment or decides a header.
 package upstream
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
+	"net/http"
 	"net/textproto"
 	"net/url"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,10 +25,7 @@ import (
 	"github.com/pistra/pistra/runtime/translate"
 )
 
-// Upstream is a provider resolved for serving: its credential read from the
-// environment, its static headers, its retry and failover policy as
-// bitmasks, and the URL of every (channel, route) it serves, built once per
-// snapshot so no request parses a URL.
+// Upstream is a provider resolved for serving.
 type Upstream struct {
 	Name string
 	// NameHeader is Name as a header value, shared by every response.
@@ -35,21 +41,37 @@ type Upstream struct {
 	// FailoverTo where it goes, in order (provider indexes).
 	FailoverOn Classes
 	FailoverTo []int
-	// authKey/authValue present the provider's credential; authKey is ""
-	// when the provider takes none. authValue is a secret: never log it.
-	authKey   string
-	authValue []string
-	headers   []plan.Header // canonical names
-	// urls[channel][route index] is nil where the channel does not serve
-	// the route or the provider has no base URL of its own (pools).
-	urls [][]*url.URL
-	// anthropicVersion is the provider's static anthropic-version header,
-	// maxTokens each model's default max_tokens, and streamUsage the
+	// TLS is the provider's own TLS client configuration (CA bundle,
+	// client certificate), nil when the defaults serve. Transport is
+	// the round tripper built for it when the snapshot was loaded (see
+	// proxy.NewTLSTransport); nil sends through the shared transport.
+	TLS       *tls.Config
+	Transport http.RoundTripper
+	// channels is indexed like the provider's channels.
+	channels []Channel
+	// maxTokens is each model's default max_tokens and streamUsage the
 	// policy's stream_usage; translated candidates read them (see
 	// translated.go).
+	maxTokens   map[string]int64
+	streamUsage bool
+}
+
+// Channel is one of a provider's channels resolved for serving: what an
+// upstream request on it carries besides the client's body.
+type Channel struct {
+	// authKey/authValue present the channel's credential; authKey is ""
+	// when it takes none. authValue is a secret: never log it.
+	authKey   string
+	authValue []string
+	// headers are the provider's static headers and the channel's own,
+	// canonical names, without those meant for the other dialect.
+	headers []plan.Header
+	// urls[route index] is nil where the channel does not serve the route
+	// or the provider has no base URL of its own (pools).
+	urls []*url.URL
+	// anthropicVersion is the channel's static anthropic-version, which a
+	// body translated for it is written for.
 	anthropicVersion string
-	maxTokens        map[string]int64
-	streamUsage      bool
 }
 
 // Retry is a provider's same-provider retry policy.
@@ -61,76 +83,197 @@ type Retry struct {
 	Backoff time.Duration
 }
 
-// Resolve prepares every provider of g. env looks credentials up (os.LookupEnv
-// in pistrad); a provider whose variable is unset or empty is an error that
-// names both, so a bad deployment fails at start-up or reload, not on the
-// first request.
+// Resolve prepares every provider of g. env looks credentials up
+// (os.LookupEnv in pistrad); every variable a channel needs that is unset
+// or empty is named in one error, with the provider and channel that need
+// it, so a bad deployment fails at start-up or reload with the whole list,
+// not on the first request nor one variable at a time.
 func Resolve(g *plan.Graph, env func(string) (string, bool)) ([]Upstream, error) {
 	ups := make([]Upstream, len(g.Providers))
+	var errs []error
+	var missing []string
 	for i := range g.Providers {
-		if err := ups[i].resolve(&g.Providers[i], env); err != nil {
-			return nil, fmt.Errorf("provider %q: %w", g.Providers[i].Name, err)
+		p := &g.Providers[i]
+		m, err := ups[i].resolve(p, env)
+		for _, v := range m {
+			missing = append(missing, v.describe(p.Name))
 		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("provider %q: %w", p.Name, err))
+		}
+	}
+	if len(missing) > 0 {
+		errs = append([]error{fmt.Errorf("credential variables not set: %s", strings.Join(missing, ", "))}, errs...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return ups, nil
 }
 
-func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) error {
+// unset is a credential variable a provider's channels need and the
+// environment lacks; channels lists those that name it themselves (it is
+// the provider's own when none do).
+type unset struct {
+	env      string
+	channels []string
+}
+
+func (m unset) describe(provider string) string {
+	if len(m.channels) == 0 {
+		return fmt.Sprintf("%s (provider %q)", m.env, provider)
+	}
+	return fmt.Sprintf("%s (provider %q, channel %s)", m.env, provider, strings.Join(m.channels, ", "))
+}
+
+func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) ([]unset, error) {
 	u.Name, u.NameHeader = p.Name, []string{p.Name}
-	if err := u.resolveAuth(p, env); err != nil {
-		return err
-	}
-	for _, h := range p.Headers {
-		u.headers = append(u.headers, plan.Header{Name: textproto.CanonicalMIMEHeaderKey(h.Name), Value: h.Value})
-	}
 	u.resolveTranslation(p)
 	u.modelHeaders = make(map[string][]string, len(p.Models))
 	for _, m := range p.Models {
 		u.modelHeaders[m.Name] = []string{m.Name}
 	}
+	var errs []error
 	var err error
 	if u.Retry.On, err = parseClasses(p.Retry.On); err != nil {
-		return fmt.Errorf("retry: %w", err)
+		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}
 	if u.FailoverOn, err = parseClasses(p.Failover.On); err != nil {
-		return fmt.Errorf("failover: %w", err)
+		errs = append(errs, fmt.Errorf("failover: %w", err))
 	}
 	u.FailoverTo = p.Failover.To
 	u.Retry.Max = p.Retry.Max
 	u.Retry.Backoff = time.Duration(p.Retry.BackoffMS) * time.Millisecond
 	u.Timeout = time.Duration(p.TimeoutMS) * time.Millisecond
-	u.urls = make([][]*url.URL, len(p.Channels))
-	for ci := range p.Channels {
-		if u.urls[ci], err = channelURLs(p, &p.Channels[ci]); err != nil {
-			return fmt.Errorf("channel %q: %w", p.Channels[ci].Name, err)
+	if p.TLS != nil {
+		if u.TLS, err = loadTLS(p.TLS); err != nil {
+			errs = append(errs, err)
 		}
+	}
+	creds := credentials{env: env}
+	u.channels = make([]Channel, len(p.Channels))
+	for ci := range p.Channels {
+		if err := u.channels[ci].resolve(p, ci, &creds); err != nil {
+			errs = append(errs, fmt.Errorf("channel %q: %w", p.Channels[ci].Name, err))
+		}
+	}
+	return creds.missing, errors.Join(errs...)
+}
+
+// credentials reads a provider's credential variables and keeps those
+// that are unset, each once.
+type credentials struct {
+	env     func(string) (string, bool)
+	missing []unset
+}
+
+// lookup reads variable name for channel (its name when it names the
+// variable itself, else "").
+func (c *credentials) lookup(name, channel string) (string, bool) {
+	if secret, ok := c.env(name); ok && secret != "" {
+		return secret, true
+	}
+	i := slices.IndexFunc(c.missing, func(m unset) bool { return m.env == name })
+	if i < 0 {
+		c.missing = append(c.missing, unset{env: name})
+		i = len(c.missing) - 1
+	}
+	if channel != "" {
+		c.missing[i].channels = append(c.missing[i].channels, strconv.Quote(channel))
+	}
+	return "", false
+}
+
+// resolve fits channel ci of p: the credential its scheme presents, the
+// headers of its dialect, its URLs.
+func (ch *Channel) resolve(p *plan.Provider, ci int, creds *credentials) error {
+	pc := &p.Channels[ci]
+	if name := p.ChannelCredentialEnv(ci); name != "" {
+		// A channel that names its own variable is named in the error;
+		// one that inherits the provider's is the provider's concern.
+		owner := ""
+		if pc.CredentialEnv != "" {
+			owner = pc.Name
+		}
+		if secret, ok := creds.lookup(name, owner); ok {
+			if err := ch.setAuth(p.ChannelAuth(ci), secret); err != nil {
+				return err
+			}
+		}
+	}
+	for _, h := range p.Headers {
+		if d := plan.HeaderDialect(h.Name); d == "" || d == pc.Dialect {
+			ch.setHeader(h)
+		}
+	}
+	for _, h := range pc.Headers {
+		ch.setHeader(h)
+	}
+	for _, h := range ch.headers {
+		if h.Name == "Anthropic-Version" {
+			ch.anthropicVersion = h.Value
+		}
+	}
+	var err error
+	ch.urls, err = channelURLs(p, pc)
+	return err
+}
+
+func (ch *Channel) setAuth(scheme plan.AuthScheme, secret string) error {
+	switch scheme {
+	case plan.AuthBearer:
+		ch.authKey, ch.authValue = "Authorization", []string{"Bearer " + secret}
+	case plan.AuthXAPIKey:
+		ch.authKey, ch.authValue = "X-Api-Key", []string{secret}
+	case plan.AuthAPIKey:
+		ch.authKey, ch.authValue = "Api-Key", []string{secret}
+	default:
+		return fmt.Errorf("unknown auth scheme %q (known: %s)", scheme, strings.Join(plan.Names(plan.AuthSchemes), ", "))
 	}
 	return nil
 }
 
-func (u *Upstream) resolveAuth(p *plan.Provider, env func(string) (string, bool)) error {
-	if p.CredentialEnv == "" {
-		return nil
+// setHeader sets h, replacing a header of the same name.
+func (ch *Channel) setHeader(h plan.Header) {
+	h.Name = textproto.CanonicalMIMEHeaderKey(h.Name)
+	for i := range ch.headers {
+		if ch.headers[i].Name == h.Name {
+			ch.headers[i].Value = h.Value
+			return
+		}
 	}
-	secret, ok := env(p.CredentialEnv)
-	if !ok || secret == "" {
-		return fmt.Errorf("credential variable %s is not set", p.CredentialEnv)
+	ch.headers = append(ch.headers, h)
+}
+
+// loadTLS reads a provider's TLS files into a client configuration. Errors
+// name the field and the file.
+func loadTLS(t *plan.TLS) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls ca_file: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", t.CAFile)
+		}
 	}
-	switch p.Auth {
-	case plan.AuthBearer, "":
-		u.authKey, u.authValue = "Authorization", []string{"Bearer " + secret}
-	case plan.AuthXAPIKey:
-		u.authKey, u.authValue = "X-Api-Key", []string{secret}
-	case plan.AuthAPIKey:
-		u.authKey, u.authValue = "Api-Key", []string{secret}
-	default:
-		return fmt.Errorf("unknown auth scheme %q (known: %s)", p.Auth, strings.Join(plan.Names(plan.AuthSchemes), ", "))
+	if t.CertFile != "" || t.KeyFile != "" {
+		if t.CertFile == "" || t.KeyFile == "" {
+			return nil, errors.New("tls: cert_file and key_file go together")
+		}
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls cert_file %s, key_file %s: %w", t.CertFile, t.KeyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
 	}
-	return nil
+	return cfg, nil
 }
 
 // channelURLs builds the URL of every route the channel serves, with the
-// provider's static query parameters.
+// provider's static query parameters and the channel's over them.
 func channelURLs(p *plan.Provider, ch *plan.Channel) ([]*url.URL, error) {
 	out := make([]*url.URL, len(plan.Routes))
 	base := ch.BaseURL
@@ -141,10 +284,13 @@ func channelURLs(p *plan.Provider, ch *plan.Channel) ([]*url.URL, error) {
 		return out, nil // pool-backed: no fixed URL to dial
 	}
 	var query string
-	if len(p.Query) > 0 {
+	if len(p.Query)+len(ch.Query) > 0 {
 		q := url.Values{}
 		for _, kv := range p.Query {
-			q.Add(kv.Name, kv.Value)
+			q.Set(kv.Name, kv.Value)
+		}
+		for _, kv := range ch.Query {
+			q.Set(kv.Name, kv.Value)
 		}
 		query = q.Encode()
 	}
@@ -169,15 +315,18 @@ func channelURLs(p *plan.Provider, ch *plan.Channel) ([]*url.URL, error) {
 // URL is where candidate c is sent for a request that arrived on inbound,
 // or nil when this build cannot dial it.
 func (u *Upstream) URL(c *plan.Candidate, inbound plan.Route) *url.URL {
-	if c.Channel < 0 || c.Channel >= len(u.urls) {
+	if c.Channel < 0 || c.Channel >= len(u.channels) {
 		return nil
 	}
 	i := routeIndex(c.Translate.Upstream(inbound))
 	if i < 0 {
 		return nil
 	}
-	return u.urls[c.Channel][i]
+	return u.channels[c.Channel].urls[i]
 }
+
+// Channel is candidate c's channel; c must be one of u's.
+func (u *Upstream) Channel(c *plan.Candidate) *Channel { return &u.channels[c.Channel] }
 
 func routeIndex(r plan.Route) int {
 	for i, x := range plan.Routes {
@@ -188,10 +337,10 @@ func routeIndex(r plan.Route) int {
 	return -1
 }
 
-// Credential is the header that presents the provider's credential and its
-// value; name is "" when the provider takes none. The value is a secret:
+// Credential is the header that presents the channel's credential and its
+// value; name is "" when the channel takes none. The value is a secret:
 // never log it.
-func (u *Upstream) Credential() (name string, value []string) { return u.authKey, u.authValue }
+func (ch *Channel) Credential() (name string, value []string) { return ch.authKey, ch.authValue }
 
 // ModelHeader is the upstream model name as a header value.
 func (u *Upstream) ModelHeader(name string) []string {
@@ -205,30 +354,14 @@ func (u *Upstream) ModelHeader(name string) []string {
 // streams may be asked for usage on the client's behalf.
 func (u *Upstream) StreamUsage() bool { return u.streamUsage }
 
-// StaticHeaders are the headers the provider sets on every request, with
+// StaticHeaders are the headers the channel sets on every request, with
 // canonical names. The caller must not modify them.
-func (u *Upstream) StaticHeaders() []plan.Header { return u.headers }
+func (ch *Channel) StaticHeaders() []plan.Header { return ch.headers }
 
-// HasStaticHeader reports whether the provider sets header k (canonical).
-func (u *Upstream) HasStaticHeader(k string) bool {
-	for _, h := range u.headers {
-		if h.Name == k {
-			return true
-		}
-	}
-	return false
-}
-
-// resolveTranslation reads what translated candidates of p need: the static
-// anthropic-version, each model's default max_tokens, and whether streams
-// may ask for usage.
+// resolveTranslation reads what translated candidates of p need: each
+// model's default max_tokens, and whether streams may ask for usage.
 func (u *Upstream) resolveTranslation(p *plan.Provider) {
 	u.streamUsage = p.StreamUsage
-	for _, h := range u.headers {
-		if h.Name == "Anthropic-Version" {
-			u.anthropicVersion = h.Value
-		}
-	}
 	for _, m := range p.Models {
 		if m.MaxTokens > 0 {
 			if u.maxTokens == nil {
@@ -242,7 +375,7 @@ func (u *Upstream) resolveTranslation(p *plan.Provider) {
 // Target is what a translator needs to know of candidate c on u.
 func (u *Upstream) Target(c *plan.Candidate) translate.Target {
 	return translate.Target{Model: c.Model, MaxTokens: u.maxTokens[c.Model],
-		AnthropicVersion: u.anthropicVersion, StreamUsage: u.streamUsage}
+		AnthropicVersion: u.channels[c.Channel].anthropicVersion, StreamUsage: u.streamUsage}
 }
 
 // Classes is a set of failure classes.

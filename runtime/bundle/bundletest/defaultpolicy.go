@@ -20,7 +20,7 @@ func DefaultPolicy() *plan.Graph {
 	usage := plan.Of(plan.CapUsageDetails)
 	b := testkit.NewGraph("sha256:test")
 	anthropic := b.Provider(plan.Provider{
-		Name: "fake-anthropic", BaseURL: "http://127.0.0.1:9902/v1", Pool: -1, Auth: "x-api-key",
+		Name: "fake-anthropic", BaseURL: "http://127.0.0.1:9902/v1", Pool: -1,
 		CredentialEnv: "PISTRA_FAKE_ANTHROPIC_KEY",
 		Channels: []plan.Channel{
 			{Name: "native", Dialect: plan.DialectAnthropic, Tier: plan.TierNative,
@@ -34,7 +34,7 @@ func DefaultPolicy() *plan.Graph {
 		Retry:   plan.Retry{Max: 1, BackoffMS: 100, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}}, TimeoutMS: 120000,
 	})
 	openai := b.Provider(plan.Provider{
-		Name: "fake-openai", BaseURL: "http://127.0.0.1:9901/v1", Pool: -1, Auth: "bearer",
+		Name: "fake-openai", BaseURL: "http://127.0.0.1:9901/v1", Pool: -1,
 		CredentialEnv: "PISTRA_FAKE_OPENAI_KEY",
 		Channels: []plan.Channel{{Name: "native", Dialect: plan.DialectOpenAI, Tier: plan.TierNative,
 			Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteEmbeddings}, Preserves: plan.AllCaps, Origin: "catalog.cue"}},

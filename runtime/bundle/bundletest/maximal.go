@@ -131,6 +131,8 @@ func anthropic() plan.Provider {
 			{Name: "messages", Dialect: plan.DialectAnthropic, Tier: plan.TierNative, Routes: []plan.Route{plan.RouteMessages}, Preserves: plan.AllCaps, Origin: "policies/catalog.cue"},
 			{
 				Name: "openai-compat", Dialect: plan.DialectOpenAI, Tier: plan.TierProviderCompat, BaseURL: "https://api.anthropic.com/v1",
+				CredentialEnv: "ANTHROPIC_COMPAT_KEY", Auth: plan.AuthBearer,
+				Headers: []plan.Header{{Name: "Anthropic-Workspace-Id", Value: "wrkspc_01"}}, Query: []plan.Header{{Name: "compat", Value: "1"}},
 				ModelGate: []string{"claude-*"}, Routes: []plan.Route{plan.RouteChatCompletions},
 				Preserves: plan.Of(plan.CapExtendedThinking), Origin: "https://docs.anthropic.com/en/api/openai-sdk",
 				VerifiedAt: "2025-06-01", VerifiedBy: "https://docs.anthropic.com/en/api/openai-sdk",
@@ -144,6 +146,7 @@ func anthropic() plan.Provider {
 func selfHosted() plan.Provider {
 	return plan.Provider{
 		Name: "vllm", Pool: 0, Auth: plan.AuthBearer,
+		TLS:      &plan.TLS{CAFile: "/etc/pistra/tls/pool-ca.pem", CertFile: "/etc/pistra/tls/pistrad.pem", KeyFile: "/etc/pistra/tls/pistrad-key.pem", ServerName: "vllm.internal"},
 		Channels: []plan.Channel{{Name: "openai", Dialect: plan.DialectOpenAI, Tier: plan.TierNative, Routes: []plan.Route{plan.RouteChatCompletions}, Preserves: plan.AllCaps, Origin: "policies/pool.cue"}},
 		Models:   []plan.Model{{Name: "llama-3-70b"}},
 	}
