@@ -188,7 +188,11 @@ func (n *Node) start() error {
 		return fmt.Errorf("ledger: raft: %w", err)
 	}
 	if !existing && len(n.cfg.Join) == 0 {
-		if err := n.raft.BootstrapCluster(n.bootstrapConfig(trans.LocalAddr())).Error(); err != nil {
+		// ErrCantBootstrap: a peer of the same static bootstrap reached
+		// this node between NewRaft and here and its entries already gave
+		// this node the configuration; that is the cluster it meant to join.
+		err := n.raft.BootstrapCluster(n.bootstrapConfig(trans.LocalAddr())).Error()
+		if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
 			n.raft.Shutdown().Error()
 			return fmt.Errorf("ledger: bootstrap: %w", err)
 		}
