@@ -216,7 +216,7 @@ func (p *planner) candidates(env envelope, ri int, name string) ([]plan.Candidat
 // admit applies the profile's envelope to one candidate: require_caps,
 // pool_subset, then the static rules.
 func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Candidate) (plan.Skip, bool) {
-	skip := plan.Skip{Provider: c.Provider, Channel: c.Channel, Model: c.Model}
+	skip := plan.Skip{Provider: c.Provider, Channel: c.Channel, Model: c.Model, Translate: c.Translate}
 	if missing := env.require &^ c.Preserves; missing != 0 {
 		skip.Reason, skip.Missing = reasonFidelityLoss, missing
 		return skip, true

@@ -38,6 +38,10 @@ Usage:
         B are each a policy directory or a bundle.json
   pistrac catalog [-format text|json] (POLICYDIR | -bundle FILE)
         every routable channel with the provenance and age of its claim
+  pistrac test [-update] [-v] POLICYDIR
+        run the policy's golden routing cases (POLICYDIR/tests/*.cue) with
+        the gateway's own decision; a failing case prints its file:line,
+        want and got; -update rewrites the wants of failing cases
   pistrac hash-key < KEYFILE
         print the sha256:<hex> of a client key read from stdin, for keys[].hash
 
@@ -75,6 +79,7 @@ var commands = []command{
 	{"explain", (*cli).explain},
 	{"diff", (*cli).diff},
 	{"catalog", (*cli).catalog},
+	{"test", (*cli).test},
 	{"hash-key", (*cli).hashKey},
 }
 

@@ -167,6 +167,9 @@ func skipRecords(g *plan.Graph, pi int) []record {
 	out := make([]record, len(skips))
 	for i, s := range skips {
 		name := fmt.Sprintf("%s %s %s", channelName(g, s.Provider, s.Channel), orDash(s.Model), s.Reason)
+		if s.Translate != plan.TranslateNone {
+			name += " (translated " + string(s.Translate) + ")"
+		}
 		if s.Missing != 0 {
 			name += " (missing " + capsText(s.Missing) + ")"
 		}

@@ -59,7 +59,7 @@ func (b *GraphBuilder) Plan(p plan.Plan, cands []plan.Candidate, skips []plan.Sk
 // and returns its index.
 func (b *GraphBuilder) Table(entries ...plan.Entry) int {
 	plan.SortEntries(entries)
-	b.Tables = append(b.Tables, plan.Table{Entries: entries})
+	b.Tables = append(b.Tables, plan.Table{Entries: entries, Names: plan.TableNames(entries)})
 	return len(b.Tables) - 1
 }
 

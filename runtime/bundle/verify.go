@@ -3,6 +3,7 @@ package bundle
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/pistra/pistra/runtime/plan"
@@ -244,8 +245,20 @@ func verifyTables(g *plan.Graph) error {
 				return fmt.Errorf("%s: (%s, %q) must sort after (%s, %q)", at, e.Route, e.Model, prev.Route, prev.Model)
 			}
 		}
+		// Names answers refusals; a bundle whose Names disagree with its
+		// entries would name the wrong routes.
+		if want := plan.TableNames(t.Entries); !reflect.DeepEqual(nonEmpty(t.Names), nonEmpty(want)) {
+			return fmt.Errorf("tables[%d].names: does not match the table's entries (want %v)", i, want)
+		}
 	}
 	return nil
+}
+
+func nonEmpty(ns []plan.NameRoutes) []plan.NameRoutes {
+	if len(ns) == 0 {
+		return nil
+	}
+	return ns
 }
 
 func verifyNames(g *plan.Graph) error {

@@ -1,6 +1,9 @@
 package plan
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Lookup returns the plan for (profile, route, name), or false when the
 // profile has no plan for that name on that route.
@@ -17,6 +20,46 @@ func (g *Graph) Lookup(profile int, route Route, name string) (*Plan, bool) {
 		return &g.Plans[es[i].Plan], true
 	}
 	return nil, false
+}
+
+// RoutesOf returns the routes on which profile has a plan for name, in
+// plan.Routes order; nil when it has none.
+func (g *Graph) RoutesOf(profile int, name string) []Route {
+	ns := g.Tables[g.Profiles[profile].Table].Names
+	i := sort.Search(len(ns), func(i int) bool { return ns[i].Model >= name })
+	if i < len(ns) && ns[i].Model == name {
+		return ns[i].Routes
+	}
+	return nil
+}
+
+// TableNames derives Table.Names from entries sorted as SortEntries does.
+func TableNames(es []Entry) []NameRoutes {
+	at := map[string]int{}
+	var out []NameRoutes
+	for _, e := range es {
+		i, ok := at[e.Model]
+		if !ok {
+			i = len(out)
+			at[e.Model] = i
+			out = append(out, NameRoutes{Model: e.Model})
+		}
+		out[i].Routes = append(out[i].Routes, e.Route)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Model < out[j].Model })
+	for i := range out {
+		slices.SortFunc(out[i].Routes, func(a, b Route) int { return slices.Index(Routes, a) - slices.Index(Routes, b) })
+	}
+	return out
+}
+
+// LossAction is profile's on_fidelity_loss: its own, else the
+// deployment's.
+func (g *Graph) LossAction(profile int) LossAction {
+	if v := g.Profiles[profile].OnFidelityLoss; v != "" {
+		return v
+	}
+	return g.OnFidelityLoss
 }
 
 // Known reports whether name is served by the catalog at all.

@@ -276,6 +276,17 @@ type Expr struct {
 // name the profile may not use on a route has no entry.
 type Table struct {
 	Entries []Entry `json:"entries"`
+	// Names lists, by name, the routes each name of Entries has a plan on,
+	// so a refusal on another route can say where the name answers without
+	// searching per route (see RoutesOf). Derived from Entries.
+	Names []NameRoutes `json:"names,omitempty"`
+}
+
+// NameRoutes is one requested name of a table and the routes it has a
+// plan on, in plan.Routes order.
+type NameRoutes struct {
+	Model  string  `json:"model"`
+	Routes []Route `json:"routes"`
 }
 
 // Entry maps one (route, requested name) to a plan.
@@ -331,4 +342,7 @@ type Skip struct {
 	// Missing lists the required capabilities the channel lacks, for
 	// fidelity_loss.
 	Missing CapSet `json:"missing,omitempty"`
+	// Translate is the dialect pair when the skipped candidate would have
+	// ridden the channel through a translator.
+	Translate Translation `json:"translate,omitempty"`
 }

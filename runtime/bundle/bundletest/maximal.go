@@ -59,6 +59,7 @@ func Maximal() *plan.Graph {
 			{
 				{Provider: 1, Channel: 1, Model: "claude-sonnet-4", Reason: "fidelity_loss", Missing: plan.Of(plan.CapStrictTools, plan.CapUsageDetails)},
 				{Provider: 0, Channel: -1, Reason: "model_denied"},
+				{Provider: 0, Channel: 0, Model: "gpt-4o", Reason: "fidelity_loss", Missing: plan.Of(plan.CapStrictTools), Translate: plan.TranslateAnthropicOpenAI},
 			},
 		},
 		Plans: []plan.Plan{
@@ -72,10 +73,18 @@ func Maximal() *plan.Graph {
 				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
 				{Route: plan.RouteChatCompletions, Model: "llama-3-70b", Plan: 1},
 				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
+			}, Names: []plan.NameRoutes{
+				{Model: "claude-sonnet-4", Routes: []plan.Route{plan.RouteMessages}},
+				{Model: "fast", Routes: []plan.Route{plan.RouteChatCompletions}},
+				{Model: "gpt-4o", Routes: []plan.Route{plan.RouteChatCompletions}},
+				{Model: "llama-3-70b", Routes: []plan.Route{plan.RouteChatCompletions}},
 			}},
 			{Entries: []plan.Entry{
 				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
 				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
+			}, Names: []plan.NameRoutes{
+				{Model: "claude-sonnet-4", Routes: []plan.Route{plan.RouteMessages}},
+				{Model: "gpt-4o", Routes: []plan.Route{plan.RouteChatCompletions}},
 			}},
 		},
 		Names: []string{"claude-sonnet-4", "fast", "gpt-4o", "llama-3-70b"},
