@@ -3,7 +3,7 @@ GO ?= go
 # Multiplies each fuzz target's execution count (scripts/fuzz.sh).
 FUZZSCALE ?= 1
 
-.PHONY: run test build gen gencheck vet fmtcheck unit fuzz bench
+.PHONY: run test build gen gencheck vet fmtcheck unit policytest fuzz bench
 
 run: gen
 	./scripts/run.sh
@@ -33,12 +33,17 @@ fmtcheck:
 unit:
 	$(GO) test -race -count=1 -vet=off ./...
 
+# Every policy's golden routing cases (tests/*.cue), run the way a policy
+# author's CI runs them. -race: the same build configuration as the tests.
+policytest:
+	@for d in policies policies/examples/*/; do $(GO) run -race ./cmd/pistrac test $$d || exit 1; done
+
 # Short, bounded fuzzing of the readers and translators that see client and
 # upstream bytes.
 fuzz:
 	./scripts/fuzz.sh $(FUZZSCALE)
 
-test: vet fmtcheck gencheck unit fuzz
+test: vet fmtcheck gencheck unit policytest fuzz
 
 # The load benchmark, then the per-request and per-chunk costs in allocs/op.
 bench:

@@ -245,19 +245,19 @@ var Graph = &plan.Graph{
 		// skip list 5
 		{
 			// fake-openai/native
-			{Provider: 1, Channel: 0, Model: "gpt-4o-mini", Reason: "fidelity_loss", Missing: plan.Of(plan.CapUsageDetails)},
+			{Provider: 1, Channel: 0, Model: "gpt-4o-mini", Reason: "fidelity_loss", Missing: plan.Of(plan.CapUsageDetails), Translate: plan.TranslateAnthropicOpenAI},
 		},
 		// skip list 6
 		{
 			// fake-openai/native
-			{Provider: 1, Channel: 0, Model: "gpt-4o", Reason: "fidelity_loss", Missing: plan.Of(plan.CapUsageDetails)},
+			{Provider: 1, Channel: 0, Model: "gpt-4o", Reason: "fidelity_loss", Missing: plan.Of(plan.CapUsageDetails), Translate: plan.TranslateAnthropicOpenAI},
 			// fake-anthropic
 			{Provider: 0, Channel: -1, Reason: "not_served"},
 		},
 		// skip list 7
 		{
 			// fake-openai/native
-			{Provider: 1, Channel: 0, Model: "gpt-4o-mini", Reason: "fidelity_loss", Missing: plan.Of(plan.CapUsageDetails)},
+			{Provider: 1, Channel: 0, Model: "gpt-4o-mini", Reason: "fidelity_loss", Missing: plan.Of(plan.CapUsageDetails), Translate: plan.TranslateAnthropicOpenAI},
 			// fake-anthropic
 			{Provider: 0, Channel: -1, Reason: "not_served"},
 		},
@@ -311,6 +311,16 @@ var Graph = &plan.Graph{
 				{Route: plan.RouteResponses, Model: "gpt-4o", Plan: 3},
 				{Route: plan.RouteResponses, Model: "gpt-4o-mini", Plan: 4},
 			},
+			Names: []plan.NameRoutes{
+				{Model: "claude-haiku-4-5", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteMessages}},
+				{Model: "claude-sonnet-4-5", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteMessages}},
+				{Model: "fast", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteCompletions, plan.RouteEmbeddings, plan.RouteResponses, plan.RouteMessages}},
+				{Model: "gpt-3.5-turbo-instruct", Routes: []plan.Route{plan.RouteCompletions}},
+				{Model: "gpt-4o", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteCompletions, plan.RouteEmbeddings, plan.RouteResponses, plan.RouteMessages}},
+				{Model: "gpt-4o-mini", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteCompletions, plan.RouteEmbeddings, plan.RouteResponses, plan.RouteMessages}},
+				{Model: "smart", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteMessages}},
+				{Model: "text-embedding-3-small", Routes: []plan.Route{plan.RouteEmbeddings}},
+			},
 		},
 		// table 1: profile metered
 		{
@@ -338,6 +348,16 @@ var Graph = &plan.Graph{
 				{Route: plan.RouteResponses, Model: "fast", Plan: 5},
 				{Route: plan.RouteResponses, Model: "gpt-4o", Plan: 3},
 				{Route: plan.RouteResponses, Model: "gpt-4o-mini", Plan: 4},
+			},
+			Names: []plan.NameRoutes{
+				{Model: "claude-haiku-4-5", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteMessages}},
+				{Model: "claude-sonnet-4-5", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteMessages}},
+				{Model: "fast", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteCompletions, plan.RouteEmbeddings, plan.RouteResponses, plan.RouteMessages}},
+				{Model: "gpt-3.5-turbo-instruct", Routes: []plan.Route{plan.RouteCompletions}},
+				{Model: "gpt-4o", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteCompletions, plan.RouteEmbeddings, plan.RouteResponses, plan.RouteMessages}},
+				{Model: "gpt-4o-mini", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteCompletions, plan.RouteEmbeddings, plan.RouteResponses, plan.RouteMessages}},
+				{Model: "smart", Routes: []plan.Route{plan.RouteChatCompletions, plan.RouteMessages}},
+				{Model: "text-embedding-3-small", Routes: []plan.Route{plan.RouteEmbeddings}},
 			},
 		},
 	},

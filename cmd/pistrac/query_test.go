@@ -28,7 +28,7 @@ func TestExplain(t *testing.T) {
 			[]string{`(?m)^\s+rejected: every candidate`,
 				`(?m)^\s+refused\s+#0\s+fake-anthropic/openai-compat\s.*would lose strict_tools; claim: https://platform.claude.com/`}},
 		{"metered skips what hides usage", []string{"-profile", "metered", "-route", "chat_completions", "-model", "fast"}, exitOK,
-			[]string{`(?m)^\s+fake-anthropic/openai-compat\s+\S+\s+fidelity_loss\s+usage_details$`}},
+			[]string{`(?m)^\s+fake-anthropic/openai-compat\s+-\s+\S+\s+fidelity_loss\s+usage_details$`}},
 		{"unknown model", []string{"-profile", "default", "-route", "chat_completions", "-model", "gpt-5"}, exitFail,
 			[]string{`model "gpt-5" is not in the catalog .*fast`}},
 		{"unknown profile", []string{"-profile", "ops", "-route", "chat_completions", "-model", "fast"}, exitFail,

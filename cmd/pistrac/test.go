@@ -60,6 +60,6 @@ func (c *cli) test(args []string) int {
 		fmt.Fprintf(c.stdout, "FAIL: %d of %d cases failed\n", failed, len(results))
 		return exitFail
 	}
-	fmt.Fprintf(c.stdout, "ok: %d cases passed\n", len(results))
+	fmt.Fprintf(c.stdout, "ok: %s: %d cases passed\n", pos[0], len(results))
 	return exitOK
 }
