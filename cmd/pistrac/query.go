@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/compiler/explain"
 	"github.com/pistra/pistra/runtime/plan"
 )
@@ -60,8 +62,8 @@ func (c *cli) catalog(args []string) int {
 	return exitOK
 }
 
-// diff follows diff(1): 0 when no plan changed, 1 when some did, 2 when
-// either side cannot be loaded.
+// diff follows diff(1): 0 when nothing changed, 1 when plans or settings
+// did, 2 when either side cannot be loaded.
 func (c *cli) diff(args []string) int {
 	fs := c.flags("diff", "A B")
 	pos, status, ok := c.parse(fs, args, 2, 2)
@@ -69,14 +71,22 @@ func (c *cli) diff(args []string) int {
 		return status
 	}
 	var graphs [2]*plan.Graph
+	var places [2]explain.Positions
 	for i, path := range pos {
 		g, err := load(path)
 		if err != nil {
 			return c.fail("diff", err, exitUsage)
 		}
 		graphs[i] = g
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			src, err := compiler.LoadSource(path)
+			if err != nil {
+				return c.fail("diff", err, exitUsage)
+			}
+			places[i] = positions{src}
+		}
 	}
-	changed, err := explain.Diff(c.stdout, graphs[0], graphs[1])
+	changed, err := explain.Diff(c.stdout, graphs[0], graphs[1], places[0], places[1])
 	switch {
 	case err != nil:
 		return c.fail("diff", err, exitUsage)
@@ -84,6 +94,23 @@ func (c *cli) diff(args []string) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// positions places diff's changes in a policy directory.
+type positions struct{ src *compiler.Source }
+
+func (p positions) Pos(path ...any) string {
+	elems := make([]any, len(path))
+	for i, e := range path {
+		if n, ok := e.(explain.Named); ok {
+			e = compiler.Named(n)
+		}
+		elems[i] = e
+	}
+	if at := p.src.Pos(elems...); at.File != "" {
+		return at.String()
+	}
+	return ""
 }
 
 // maxKeyLen bounds what hash-key reads; client keys are short tokens.
