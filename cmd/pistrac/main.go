@@ -44,6 +44,9 @@ Usage:
         run the policy's golden routing cases (POLICYDIR/tests/*.cue) with
         the gateway's own decision; a failing case prints its file:line,
         want and got; -update rewrites the wants of failing cases
+  pistrac caps
+        every capability: what it means, what in a request counts as using
+        it on each route, and where the facts about channels come from
   pistrac hash-key < KEYFILE
         print the sha256:<hex> of a client key read from stdin, for keys[].hash
 
@@ -83,6 +86,7 @@ var commands = []command{
 	{"diff", (*cli).diff},
 	{"catalog", (*cli).catalog},
 	{"test", (*cli).test},
+	{"caps", (*cli).caps},
 	{"hash-key", (*cli).hashKey},
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/compiler/explain"
+	capsdoc "github.com/pistra/pistra/runtime/caps"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -20,7 +21,8 @@ func (c *cli) explain(args []string) int {
 	fs.StringVar(&q.Key, "key", "", "the `KEY` name whose profile to use, instead of -profile")
 	route := fs.String("route", "", "the inbound `ROUTE`: "+strings.Join(routeNames(), ", "))
 	fs.StringVar(&q.Model, "model", "", "the requested `MODEL` or alias")
-	caps := fs.String("caps", "", "comma-separated `CAPS` the request uses: "+strings.Join(plan.CapNames(), ", "))
+	caps := fs.String("caps", "", "comma-separated `CAPS` the request uses: "+strings.Join(plan.CapNames(), ", ")+
+		" (\"pistrac caps\" says what counts as using each)")
 	bundlePath := fs.String("bundle", "", "read the graph from bundle.json `FILE` instead of a policy directory")
 	pos, status, ok := c.parse(fs, args, 0, 1)
 	if !ok {
@@ -111,6 +113,19 @@ func (p positions) Pos(path ...any) string {
 		return at.String()
 	}
 	return ""
+}
+
+// caps prints what each capability is, what in a request counts as using
+// it, and where the facts come from: the text schema/policy.cue carries.
+func (c *cli) caps(args []string) int {
+	fs := c.flags("caps", "")
+	if _, status, ok := c.parse(fs, args, 0, 0); !ok {
+		return status
+	}
+	for _, l := range capsdoc.Reference(78) {
+		fmt.Fprintln(c.stdout, l)
+	}
+	return exitOK
 }
 
 // maxKeyLen bounds what hash-key reads; client keys are short tokens.

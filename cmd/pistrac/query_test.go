@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/runtime/catalog"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 func TestExplain(t *testing.T) {
@@ -147,5 +148,17 @@ func TestCatalogJSON(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no row for the compat channel:\n%s", r.stdout)
+	}
+}
+
+// TestCaps: pistrac caps prints the reference the schema carries, one
+// paragraph per capability.
+func TestCaps(t *testing.T) {
+	r := pistrac(t, "", "caps")
+	r.want(t, exitOK)
+	for _, name := range plan.CapNames() {
+		if !strings.Contains(r.stdout, "\n"+name+": ") && !strings.HasPrefix(r.stdout, name+": ") {
+			t.Errorf("caps does not document %s:\n%s", name, r.stdout)
+		}
 	}
 }
