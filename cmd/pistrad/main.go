@@ -144,7 +144,10 @@ func awaitLedger(node *ledger.Node, log *slog.Logger, limit time.Duration) {
 // rewritten file; without --bundle it serves the compiled-in graph.
 func loader(path string) server.Loader {
 	if path == "" {
-		return func() (*plan.Graph, string, error) { return gen.Graph, "compiled-in", nil }
+		// The source says what a reload can change: nothing, here.
+		return func() (*plan.Graph, string, error) {
+			return gen.Graph, "compiled-in (a reload serves the same graph; serve -bundle to reload policy edits)", nil
+		}
 	}
 	return func() (*plan.Graph, string, error) {
 		b, err := os.ReadFile(path)

@@ -42,7 +42,7 @@ func (s *Server) Reload() error {
 	s.lastReloadErr = ""
 	old := s.snap.Swap(snap)
 	s.log.Info("reload applied", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
-		"previous_source_hash", old.Graph.SourceHash)
+		"previous_source_hash", old.Graph.SourceHash, "policy_changed", snap.Graph.SourceHash != old.Graph.SourceHash)
 	return nil
 }
 
