@@ -3,7 +3,7 @@ package bundle
 import (
 	"cmp"
 	"fmt"
-	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/pistra/pistra/runtime/plan"
@@ -16,7 +16,7 @@ import (
 func Verify(g *plan.Graph) error {
 	for _, check := range []func(*plan.Graph) error{
 		verifyDeployment, verifyProviders, verifyProfiles, verifyKeys, verifyBudgets,
-		verifyCandidates, verifySkips, verifyPlans, verifyTables, verifyNames,
+		verifyCandidates, verifySkips, verifyPlans, verifyNames, verifyTables,
 	} {
 		if err := check(g); err != nil {
 			return err
@@ -245,20 +245,13 @@ func verifyTables(g *plan.Graph) error {
 				return fmt.Errorf("%s: (%s, %q) must sort after (%s, %q)", at, e.Route, e.Model, prev.Route, prev.Model)
 			}
 		}
-		// Names answers refusals; a bundle whose Names disagree with its
-		// entries would name the wrong routes.
-		if want := plan.TableNames(t.Entries); !reflect.DeepEqual(nonEmpty(t.Names), nonEmpty(want)) {
-			return fmt.Errorf("tables[%d].names: does not match the table's entries (want %v)", i, want)
+		// RouteSets answer refusals; sets that disagree with the entries
+		// would name the wrong routes.
+		if want := plan.RouteSetsOf(g.Names, t.Entries); !slices.Equal(t.RouteSets, want) {
+			return fmt.Errorf("tables[%d].route_sets: %v does not match the table's entries (want %v)", i, t.RouteSets, want)
 		}
 	}
 	return nil
-}
-
-func nonEmpty(ns []plan.NameRoutes) []plan.NameRoutes {
-	if len(ns) == 0 {
-		return nil
-	}
-	return ns
 }
 
 func verifyNames(g *plan.Graph) error {

@@ -23,32 +23,29 @@ func (g *Graph) Lookup(profile int, route Route, name string) (*Plan, bool) {
 }
 
 // RoutesOf returns the routes on which profile has a plan for name, in
-// plan.Routes order; nil when it has none.
+// Routes order; nil when it has none.
 func (g *Graph) RoutesOf(profile int, name string) []Route {
-	ns := g.Tables[g.Profiles[profile].Table].Names
-	i := sort.Search(len(ns), func(i int) bool { return ns[i].Model >= name })
-	if i < len(ns) && ns[i].Model == name {
-		return ns[i].Routes
+	sets := g.Tables[g.Profiles[profile].Table].RouteSets
+	i := sort.SearchStrings(g.Names, name)
+	if i < len(g.Names) && g.Names[i] == name && i < len(sets) {
+		return sets[i].Routes()
 	}
 	return nil
 }
 
-// TableNames derives Table.Names from entries sorted as SortEntries does.
-func TableNames(es []Entry) []NameRoutes {
-	at := map[string]int{}
-	var out []NameRoutes
-	for _, e := range es {
-		i, ok := at[e.Model]
-		if !ok {
-			i = len(out)
-			at[e.Model] = i
-			out = append(out, NameRoutes{Model: e.Model})
-		}
-		out[i].Routes = append(out[i].Routes, e.Route)
+// RouteSetsOf derives Table.RouteSets from a table's entries, for the
+// sorted catalog names; nil when the table has no entries. Names and
+// routes it does not know (a bundle not yet verified) are left out.
+func RouteSetsOf(names []string, es []Entry) []RouteSet {
+	if len(es) == 0 {
+		return nil
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Model < out[j].Model })
-	for i := range out {
-		slices.SortFunc(out[i].Routes, func(a, b Route) int { return slices.Index(Routes, a) - slices.Index(Routes, b) })
+	out := make([]RouteSet, len(names))
+	for _, e := range es {
+		r := slices.Index(Routes, e.Route)
+		if i := sort.SearchStrings(names, e.Model); r >= 0 && i < len(names) && names[i] == e.Model {
+			out[i] |= 1 << r
+		}
 	}
 	return out
 }

@@ -276,17 +276,25 @@ type Expr struct {
 // name the profile may not use on a route has no entry.
 type Table struct {
 	Entries []Entry `json:"entries"`
-	// Names lists, by name, the routes each name of Entries has a plan on,
-	// so a refusal on another route can say where the name answers without
-	// searching per route (see RoutesOf). Derived from Entries.
-	Names []NameRoutes `json:"names,omitempty"`
+	// RouteSets holds, for each name of Graph.Names (same index), the
+	// routes this table has a plan for it on, so a refusal on another route
+	// can name where it answers without a search (see RoutesOf). Derived
+	// from Entries; one small number per name keeps gen/ small.
+	RouteSets []RouteSet `json:"route_sets,omitempty"`
 }
 
-// NameRoutes is one requested name of a table and the routes it has a
-// plan on, in plan.Routes order.
-type NameRoutes struct {
-	Model  string  `json:"model"`
-	Routes []Route `json:"routes"`
+// RouteSet is a set of routes: bit i stands for Routes[i].
+type RouteSet uint16 // not uint8: JSON writes a []uint8 as base64
+
+// Routes lists the routes in s, in Routes order.
+func (s RouteSet) Routes() []Route {
+	var out []Route
+	for i, r := range Routes {
+		if s&(1<<i) != 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Entry maps one (route, requested name) to a plan.

@@ -73,19 +73,11 @@ func Maximal() *plan.Graph {
 				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
 				{Route: plan.RouteChatCompletions, Model: "llama-3-70b", Plan: 1},
 				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
-			}, Names: []plan.NameRoutes{
-				{Model: "claude-sonnet-4", Routes: []plan.Route{plan.RouteMessages}},
-				{Model: "fast", Routes: []plan.Route{plan.RouteChatCompletions}},
-				{Model: "gpt-4o", Routes: []plan.Route{plan.RouteChatCompletions}},
-				{Model: "llama-3-70b", Routes: []plan.Route{plan.RouteChatCompletions}},
-			}},
+			}, RouteSets: []plan.RouteSet{16, 1, 1, 1}},
 			{Entries: []plan.Entry{
 				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
 				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
-			}, Names: []plan.NameRoutes{
-				{Model: "claude-sonnet-4", Routes: []plan.Route{plan.RouteMessages}},
-				{Model: "gpt-4o", Routes: []plan.Route{plan.RouteChatCompletions}},
-			}},
+			}, RouteSets: []plan.RouteSet{16, 0, 1, 0}},
 		},
 		Names: []string{"claude-sonnet-4", "fast", "gpt-4o", "llama-3-70b"},
 		CEL: []plan.Expr{
