@@ -39,7 +39,8 @@ Usage:
         directory, the file:line:col that makes it; A and B are each a
         policy directory or a bundle.json
   pistrac catalog [-format text|json] (POLICYDIR | -bundle FILE)
-        every routable channel with the provenance and age of its claim
+        every routable channel with the provenance and age of its claim,
+        and (text) every model with the routes it answers on
   pistrac test [-update] [-v] POLICYDIR
         run the policy's golden routing cases (POLICYDIR/tests/*.cue) with
         the gateway's own decision; a failing case prints its file:line,

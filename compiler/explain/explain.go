@@ -22,7 +22,7 @@ func Plan(w io.Writer, g *plan.Graph, q Query) error {
 	writeHeader(p, g, q, r, len(cands), len(skips))
 	writeCandidates(p, g, cands)
 	writeSkips(p, g, skips)
-	writeSelection(p, g, cands, q.Caps, g.Profiles[r.profile].OnFidelityLoss)
+	writeSelection(p, g, cands, q.Caps, g.LossAction(r.profile))
 	return p.err
 }
 
@@ -35,7 +35,7 @@ func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, nCands, nSkips 
 	}
 	row(tw, "", "profile:", who)
 	row(tw, "", "require_caps:", capsText(prof.RequireCaps))
-	row(tw, "", "on_fidelity_loss:", orDash(string(prof.OnFidelityLoss)))
+	row(tw, "", "on_fidelity_loss:", string(g.LossAction(r.profile)))
 	row(tw, "", "route:", fmt.Sprintf("%s (%s dialect)", q.Route, q.Route.Dialect()))
 	row(tw, "", "model:", q.Model)
 	if nCands == 0 {

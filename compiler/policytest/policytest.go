@@ -233,7 +233,7 @@ func (r Result) Pass() bool {
 		return g.Refuse == w.Refuse
 	case g.Refuse != "":
 		return false
-	case w.Serve != nil && *w.Serve != *g.Serve:
+	case w.Serve != nil && (g.Serve == nil || *w.Serve != *g.Serve):
 		return false
 	case w.Order != nil && !slices.Equal(w.Order, g.Order):
 		return false
