@@ -86,6 +86,13 @@ func TestTestUsage(t *testing.T) {
 	if r := pistrac(t, "", "test", bad); r.code != exitUsage || !strings.Contains(r.stderr, "typo.cue:1:") {
 		t.Errorf("misspelt field: status %d, stderr %q", r.code, r.stderr)
 	}
+	both := casesPolicy(t, filepath.Join("testdata", "failing_cases.cue"))
+	if err := os.WriteFile(filepath.Join(both, "tests", "both.cue"), []byte("cases: x: {key: \"dev\", route: \"messages\", model: \"m\", want: {refuse: \"a\", order: []}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := pistrac(t, "", "test", both); r.code != exitUsage || !strings.Contains(r.stderr, "both.cue:1: case \"x\": want needs serve and/or order, or refuse alone") {
+		t.Errorf("refuse beside order: status %d, stderr %q", r.code, r.stderr)
+	}
 	broken := copyPolicy(t, `"gpt-4o": {}`, `"gpt-4o": {max_tokens: "x"}`)
 	if r := pistrac(t, "", "test", broken); r.code != exitUsage {
 		t.Errorf("policy that does not compile: status %d, want %d", r.code, exitUsage)

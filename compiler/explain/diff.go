@@ -174,7 +174,7 @@ func planChanges(a, b *plan.Graph, pa, pb int) []change {
 	}
 	out = append(out, diffRecords("candidate ", ca, cb)...)
 	out = append(out, diffRecords("skip ", skipRecords(a, pa), skipRecords(b, pb))...)
-	for _, c := range fieldChanges(planFlags(&a.Plans[pa]), planFlags(&b.Plans[pb]), nil) {
+	for _, c := range fieldChanges(planFlags(a, pa), planFlags(b, pb), nil) {
 		c.text = "~ " + c.text
 		out = append(out, c)
 	}
@@ -229,9 +229,16 @@ func skipRecords(g *plan.Graph, pi int) []record {
 	return out
 }
 
-func planFlags(p *plan.Plan) []field {
+// planFlags renders what a plan says of itself; native only means nothing
+// of a plan with no candidates, and says so.
+func planFlags(g *plan.Graph, pi int) []field {
+	p := &g.Plans[pi]
+	native := yesNo(p.NativeOnly)
+	if len(g.CandidatesOf(p)) == 0 {
+		native = "no candidates"
+	}
 	return []field{
-		{name: "native only", value: yesNo(p.NativeOnly)},
+		{name: "native only", value: native},
 		{name: "listed", value: yesNo(p.Listed)},
 	}
 }
