@@ -35,7 +35,7 @@ func TestExamplesCompile(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s does not compile:\n%v", dir, err)
 			}
-			cases, _, err := policytest.Load(dir)
+			cases, err := policytest.Load(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ func (c *cli) test(args []string) int {
 	if g == nil {
 		return exitUsage // a policy that does not compile is not a failing case
 	}
-	cases, _, err := policytest.Load(pos[0])
+	cases, err := policytest.Load(pos[0])
 	if err != nil {
 		return c.fail("test", err, exitUsage)
 	}

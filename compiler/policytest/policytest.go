@@ -39,8 +39,7 @@ const Dir = "tests"
 // field fails the load with its position rather than being ignored.
 const caseSchema = `
 #File: {
-	cases: [string]: #Case
-	...
+	cases?: [string]: #Case
 }
 #Case: {
 	profile?: string
@@ -74,7 +73,7 @@ type Case struct {
 	Caps    []string
 	Want    Want
 
-	file  *File
+	file  *file
 	field *ast.Field // the case's want field, rewritten by Update
 }
 
@@ -103,9 +102,9 @@ func (s Serve) String() string {
 	return out
 }
 
-// File is one case file as parsed, kept so Update can rewrite it.
-type File struct {
-	Path  string
+// file is one case file as parsed, kept so Update can rewrite it.
+type file struct {
+	path  string
 	ast   *ast.File
 	dirty bool
 }
@@ -114,79 +113,77 @@ type File struct {
 // not parse or does not fit the case shape is an error naming its
 // position. No cases at all is an error too: a CI step pointed at the
 // wrong directory must not pass.
-func Load(dir string) ([]*Case, []*File, error) {
+func Load(dir string) ([]*Case, error) {
 	root := filepath.Join(dir, Dir)
 	entries, err := os.ReadDir(root)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the cases: %w", err)
+		return nil, fmt.Errorf("reading the cases: %w", err)
 	}
 	ctx := cuecontext.New()
 	def := ctx.CompileString(caseSchema, cue.Filename(schemaFile)).LookupPath(cue.ParsePath("#File"))
 	if err := def.Err(); err != nil {
-		return nil, nil, fmt.Errorf("the built-in case schema does not compile: %w", err)
+		return nil, fmt.Errorf("the built-in case schema does not compile: %w", err)
 	}
 	var cases []*Case
-	var files []*File
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".cue") {
 			continue
 		}
-		f, cs, err := loadFile(ctx, def, filepath.Join(root, e.Name()))
+		cs, err := loadFile(ctx, def, filepath.Join(root, e.Name()))
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		files = append(files, f)
 		cases = append(cases, cs...)
 	}
 	if len(cases) == 0 {
-		return nil, nil, fmt.Errorf("%s holds no cases (files of cases: {\"name\": {route, model, want: ...}})", root)
+		return nil, fmt.Errorf("%s holds no cases (files of cases: {\"name\": {route, model, want: ...}})", root)
 	}
-	return cases, files, nil
+	return cases, nil
 }
 
-func loadFile(ctx *cue.Context, def cue.Value, path string) (*File, []*Case, error) {
+func loadFile(ctx *cue.Context, def cue.Value, path string) ([]*Case, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	f, err := parser.ParseFile(path, src, parser.ParseComments)
 	if err != nil {
-		return nil, nil, cueError(err)
+		return nil, cueError(err)
 	}
 	v := ctx.BuildFile(f)
 	if err := v.Err(); err != nil {
-		return nil, nil, cueError(err)
+		return nil, cueError(err)
 	}
 	if err := def.Unify(v).Validate(cue.Concrete(true)); err != nil {
-		return nil, nil, cueError(err)
+		return nil, cueError(err)
 	}
-	file := &File{Path: path, ast: f}
+	cf := &file{path: path, ast: f}
 	iter, err := v.LookupPath(cue.ParsePath("cases")).Fields()
 	if err != nil {
-		return file, nil, nil // a file without cases (shared comments, say)
+		return nil, nil // a file without cases (shared comments, say)
 	}
 	var cases []*Case
 	for iter.Next() {
 		cv := iter.Value()
-		c := &Case{Name: iter.Selector().Unquoted(), Pos: fmt.Sprintf("%s:%d", path, cv.Pos().Line()), file: file}
+		c := &Case{Name: iter.Selector().Unquoted(), Pos: fmt.Sprintf("%s:%d", path, cv.Pos().Line()), file: cf}
 		var raw struct {
 			Profile, Key, Route, Model string
 			Caps                       []string
 			Want                       Want
 		}
 		if err := cv.Decode(&raw); err != nil {
-			return nil, nil, fmt.Errorf("%s: case %q: %w", c.Pos, c.Name, err)
+			return nil, fmt.Errorf("%s: case %q: %w", c.Pos, c.Name, err)
 		}
 		c.Profile, c.Key, c.Route, c.Model, c.Caps, c.Want = raw.Profile, raw.Key, plan.Route(raw.Route), raw.Model, raw.Caps, raw.Want
 		if fld, ok := cv.LookupPath(cue.ParsePath("want")).Source().(*ast.Field); ok {
 			c.field = fld
 		}
 		if (c.Want.Refuse != "") == (c.Want.Serve != nil || c.Want.Order != nil) {
-			return nil, nil, fmt.Errorf("%s: case %q: want needs serve and/or order, or refuse alone", c.Pos, c.Name)
+			return nil, fmt.Errorf("%s: case %q: want needs serve and/or order, or refuse alone", c.Pos, c.Name)
 		}
 		cases = append(cases, c)
 	}
-	return file, cases, nil
+	return cases, nil
 }
 
 // schemaFile names the case schema in CUE's positions.
@@ -199,6 +196,12 @@ func cueError(err error) error {
 	for _, e := range cueerrors.Errors(err) {
 		format, args := e.Msg()
 		line := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
+		if path := e.Path(); len(path) > 0 {
+			if path[0] == "#File" {
+				path = path[1:]
+			}
+			line = strings.Join(path, ".") + ": " + line
+		}
 		for _, p := range append([]token.Pos{e.Position()}, e.InputPositions()...) {
 			if p.IsValid() && p.Filename() != schemaFile {
 				line = fmt.Sprintf("%s:%d:%d: %s", p.Filename(), p.Line(), p.Column(), line)
@@ -362,7 +365,7 @@ func Describe(w Want) string {
 // and writes the files it changed. It returns how many cases it rewrote.
 func Update(results []Result) (int, error) {
 	n := 0
-	var files []*File
+	var files []*file
 	for _, r := range results {
 		if r.Pass() || r.Err != nil || r.Case.field == nil {
 			continue
@@ -374,13 +377,13 @@ func Update(results []Result) (int, error) {
 		}
 		n++
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	for _, f := range files {
 		b, err := format.Node(f.ast)
 		if err != nil {
-			return n, fmt.Errorf("%s: formatting: %w", f.Path, err)
+			return n, fmt.Errorf("%s: formatting: %w", f.path, err)
 		}
-		if err := os.WriteFile(f.Path, b, 0o644); err != nil {
+		if err := os.WriteFile(f.path, b, 0o644); err != nil {
 			return n, err
 		}
 	}
