@@ -3,7 +3,7 @@ GO ?= go
 # Multiplies each fuzz target's execution count (scripts/fuzz.sh).
 FUZZSCALE ?= 1
 
-.PHONY: run test build gen gencheck policycheck vet fmtcheck unit fuzz bench
+.PHONY: run test build gen gencheck policycheck vet fmtcheck unit policytest fuzz bench
 
 run: gen
 	./scripts/run.sh
@@ -33,6 +33,11 @@ fmtcheck:
 unit:
 	$(GO) test -race -count=1 -vet=off ./...
 
+# Every policy's golden routing cases (tests/*.cue), run the way a policy
+# author's CI runs them. -race: the same build configuration as the tests.
+policytest:
+	@for d in policies policies/examples/*/; do $(GO) run -race ./cmd/pistrac test $$d || exit 1; done
+
 # Short, bounded fuzzing of the readers and translators that see client and
 # upstream bytes.
 fuzz:
@@ -44,7 +49,7 @@ policycheck:
 	$(GO) run -race ./cmd/pistrac check -strict policies
 	@for d in policies/examples/*/; do echo "$$d"; $(GO) run -race ./cmd/pistrac check -strict "$$d" || exit 1; done
 
-test: vet fmtcheck gencheck policycheck unit fuzz
+test: vet fmtcheck gencheck policycheck unit policytest fuzz
 
 # The load benchmark, then the per-request and per-chunk costs in allocs/op.
 bench:

@@ -102,7 +102,7 @@ func (in *interner) table(es []plan.Entry) int {
 	}
 	in.buf = b
 	return in.lookup(in.tbl, func() int {
-		in.g.Tables = append(in.g.Tables, plan.Table{Entries: nonNil(es)})
+		in.g.Tables = append(in.g.Tables, plan.Table{Entries: nonNil(es), RouteSets: plan.RouteSetsOf(in.g.Names, es)})
 		return len(in.g.Tables) - 1
 	})
 }

@@ -320,7 +320,7 @@ func (p *planner) candidates(env envelope, ri int, name string, f *fate) ([]plan
 // admit applies the profile's envelope to one candidate: require_caps,
 // pool_subset, then the static rules, noting in f who removed it.
 func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Candidate, f *fate) (plan.Skip, bool) {
-	skip := plan.Skip{Provider: c.Provider, Channel: c.Channel, Model: c.Model}
+	skip := plan.Skip{Provider: c.Provider, Channel: c.Channel, Model: c.Model, Translate: c.Translate}
 	prov := &p.g.Providers[c.Provider]
 	// Rules are read even for a candidate require_caps removes, so that a
 	// name the rules deny outright is not blamed on require_caps.

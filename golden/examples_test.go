@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/compiler"
+	"github.com/pistra/pistra/compiler/policytest"
 )
 
 // TestExamplesCompile compiles the default policy and every example under
-// policies/examples, without a warning, and runs an example's
-// decisions.json when it has one: the examples are documentation, and
-// documentation that does not compile (or holds dead policy) is worse
-// than none.
+// policies/examples, without a warning, and runs each one's golden routing
+// cases (tests/*.cue, what `pistrac test` runs): the examples are
+// documentation, and documentation that does not compile, holds dead
+// policy, or does not route as it says, is worse than none.
 func TestExamplesCompile(t *testing.T) {
 	dirs := []string{filepath.Join("..", "policies")}
 	entries, err := os.ReadDir(filepath.Join("..", "policies", "examples"))
@@ -37,8 +38,14 @@ func TestExamplesCompile(t *testing.T) {
 			if len(warns) > 0 {
 				t.Errorf("%s compiles with warnings:\n%v", dir, warns)
 			}
-			if f := filepath.Join(dir, "decisions.json"); exists(f) {
-				runDecisions(t, g, f)
+			cases, err := policytest.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range policytest.Run(g, cases) {
+				if !r.Pass() {
+					t.Errorf("%s: %s: want %s, got %s %v", r.Case.Pos, r.Case.Name, policytest.Describe(r.Case.Want), r.GotText(), r.Err)
+				}
 			}
 		})
 	}

@@ -6,7 +6,13 @@ cd "$(dirname "$0")/.."
 
 bin=.run/bin
 mkdir -p "$bin"
-go build -o "$bin/" ./cmd/pistrad ./cmd/fakeprovider
+go build -o "$bin/" ./cmd/pistrad ./cmd/pistrac ./cmd/fakeprovider
+
+# pistrad serves a bundle built from policies/ rather than the graph compiled
+# into it, so an edit is served after a rebuild and a reload:
+#   .run/bin/pistrac build -o .run/policy policies && kill -HUP <pistrad>
+# (or POST /admin/v1/reload). pistrad itself never compiles CUE.
+"$bin/pistrac" build -o .run/policy policies
 
 # Development credentials only: the fakes accept these and pistrad reads them
 # from the variables the default policy names.
@@ -24,7 +30,7 @@ trap stop INT TERM EXIT
 
 "$bin/fakeprovider" -openai 127.0.0.1:9901 -anthropic 127.0.0.1:9902 &
 pids+=($!)
-"$bin/pistrad" -listen 127.0.0.1:8080 -admin-listen 127.0.0.1:8081 -ledger-dir .run/ledger &
+"$bin/pistrad" -bundle .run/policy/bundle.json -listen 127.0.0.1:8080 -admin-listen 127.0.0.1:8081 -ledger-dir .run/ledger &
 pids+=($!)
 
 echo "pistra: public API http://127.0.0.1:8080 (key sk-pistra-dev), admin http://127.0.0.1:8081 (token $PISTRA_ADMIN_TOKEN); Ctrl-C stops" >&2

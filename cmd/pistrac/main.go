@@ -41,22 +41,33 @@ Usage:
         the candidates of one plan in order, every skip with its reason, and
         what fidelity selection does for a request using the given caps
   pistrac diff A B
-        which (profile, route, model) plans and which settings differ; A and
-        B are each a policy directory or a bundle.json
+        which (profile, route, model) plans and which settings differ, each
+        change once with the plans it applies to and, for a policy
+        directory, the file:line:col that makes it; A and B are each a
+        policy directory or a bundle.json
   pistrac catalog [-format text|json] (POLICYDIR | -bundle FILE)
-        every routable channel with the provenance and age of its claim
+        every routable channel with the provenance and age of its claim,
+        and (text) every model with the routes it answers on
+  pistrac test [-update] [-v] POLICYDIR
+        run the policy's golden routing cases (POLICYDIR/tests/*.cue) with
+        the gateway's own decision; a failing case prints its file:line,
+        want and got; -update rewrites the wants of failing cases
+  pistrac caps
+        every capability: what it means, what in a request counts as using
+        it on each route, and where the facts about channels come from
   pistrac hash-key < KEYFILE
         print the sha256:<hex> of a client key read from stdin, for keys[].hash
 
 Run "pistrac COMMAND -h" for a command's flags.
 
 Exit status:
-  0  success (diff: no plan changed)
+  0  success (diff: nothing changed; test: every case passed)
   1  build, check, explain, catalog: the policy has errors (check -strict:
-     or warnings), or explain's query has no plan; diff: plans changed
-     (settings-only changes exit 0)
+     or warnings), or explain's query has no plan; diff: plans or settings
+     (keys, profiles, budgets, rules, providers, ...) changed; test: a case
+     failed
   2  usage error, unreadable input or output, or (diff) a side that does
-     not load
+     not load, or (test) a policy or case file that does not load
 `
 
 func main() {
@@ -83,6 +94,8 @@ var commands = []command{
 	{"explain", (*cli).explain},
 	{"diff", (*cli).diff},
 	{"catalog", (*cli).catalog},
+	{"test", (*cli).test},
+	{"caps", (*cli).caps},
 	{"hash-key", (*cli).hashKey},
 	{"keygen", (*cli).keygen},
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/compiler/explain"
+	capsdoc "github.com/pistra/pistra/runtime/caps"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -18,7 +21,8 @@ func (c *cli) explain(args []string) int {
 	fs.StringVar(&q.Key, "key", "", "the `KEY` name whose profile to use, instead of -profile")
 	route := fs.String("route", "", "the inbound `ROUTE`: "+strings.Join(routeNames(), ", "))
 	fs.StringVar(&q.Model, "model", "", "the requested `MODEL` or alias")
-	caps := fs.String("caps", "", "comma-separated `CAPS` the request uses: "+strings.Join(plan.CapNames(), ", "))
+	caps := fs.String("caps", "", "comma-separated `CAPS` the request uses: "+strings.Join(plan.CapNames(), ", ")+
+		" (\"pistrac caps\" says what counts as using each)")
 	bundlePath := fs.String("bundle", "", "read the graph from bundle.json `FILE` instead of a policy directory")
 	pos, status, ok := c.parse(fs, args, 0, 1)
 	if !ok {
@@ -60,8 +64,8 @@ func (c *cli) catalog(args []string) int {
 	return exitOK
 }
 
-// diff follows diff(1): 0 when no plan changed, 1 when some did, 2 when
-// either side cannot be loaded.
+// diff follows diff(1): 0 when nothing changed, 1 when plans or settings
+// did, 2 when either side cannot be loaded.
 func (c *cli) diff(args []string) int {
 	fs := c.flags("diff", "A B")
 	pos, status, ok := c.parse(fs, args, 2, 2)
@@ -69,19 +73,57 @@ func (c *cli) diff(args []string) int {
 		return status
 	}
 	var graphs [2]*plan.Graph
+	var places [2]explain.Positions
 	for i, path := range pos {
 		g, err := load(path)
 		if err != nil {
 			return c.fail("diff", err, exitUsage)
 		}
 		graphs[i] = g
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			src, err := compiler.LoadSource(path)
+			if err != nil {
+				return c.fail("diff", err, exitUsage)
+			}
+			places[i] = positions{src}
+		}
 	}
-	changed, err := explain.Diff(c.stdout, graphs[0], graphs[1])
+	changed, err := explain.Diff(c.stdout, graphs[0], graphs[1], places[0], places[1])
 	switch {
 	case err != nil:
 		return c.fail("diff", err, exitUsage)
 	case changed > 0:
 		return exitFail
+	}
+	return exitOK
+}
+
+// positions places diff's changes in a policy directory.
+type positions struct{ src *compiler.Source }
+
+func (p positions) Pos(path ...any) string {
+	elems := make([]any, len(path))
+	for i, e := range path {
+		if n, ok := e.(explain.Named); ok {
+			e = compiler.Named(n)
+		}
+		elems[i] = e
+	}
+	if at := p.src.Pos(elems...); at.File != "" {
+		return at.String()
+	}
+	return ""
+}
+
+// caps prints what each capability is, what in a request counts as using
+// it, and where the facts come from: the text schema/policy.cue carries.
+func (c *cli) caps(args []string) int {
+	fs := c.flags("caps", "")
+	if _, status, ok := c.parse(fs, args, 0, 0); !ok {
+		return status
+	}
+	for _, l := range capsdoc.Reference(78) {
+		fmt.Fprintln(c.stdout, l)
 	}
 	return exitOK
 }

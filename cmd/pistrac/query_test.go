@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pistra/pistra/runtime/catalog"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 func TestExplain(t *testing.T) {
@@ -28,7 +31,7 @@ func TestExplain(t *testing.T) {
 			[]string{`(?m)^\s+rejected: every candidate`,
 				`(?m)^\s+refused\s+#0\s+fake-anthropic/openai-compat\s.*would lose strict_tools; claim: https://platform.claude.com/`}},
 		{"metered skips what hides usage", []string{"-profile", "metered", "-route", "chat_completions", "-model", "fast"}, exitOK,
-			[]string{`(?m)^\s+fake-anthropic/openai-compat\s+\S+\s+fidelity_loss\s+usage_details$`}},
+			[]string{`(?m)^\s+fake-anthropic/openai-compat\s+-\s+\S+\s+fidelity_loss\s+usage_details$`}},
 		{"unknown model", []string{"-profile", "default", "-route", "chat_completions", "-model", "gpt-5"}, exitFail,
 			[]string{`model "gpt-5" is not in the catalog .*fast`}},
 		{"unknown profile", []string{"-profile", "ops", "-route", "chat_completions", "-model", "fast"}, exitFail,
@@ -77,10 +80,14 @@ func TestDiff(t *testing.T) {
 	dir := copyPolicy(t, `preserves: []`, `preserves: ["usage_details"]`)
 	r := pistrac(t, "", "diff", defaultPolicy, dir)
 	r.want(t, exitFail)
+	at := regexp.QuoteMeta(filepath.Join(dir, "catalog.cue")) + ":" + strconv.Itoa(lineOf(t, filepath.Join(dir, "catalog.cue"), "preserves:")) + `:\d+`
 	for _, p := range []string{
 		`(?m)^plans: \d+ changed`,
-		`(?m)^~ metered chat_completions `,
-		`(?m)^\s+~ fake-anthropic/openai-compat: preserves: none -> usage_details$`,
+		// The plan change, where the policy makes it, over every plan it
+		// applies to (metered's among them).
+		`(?m)^\+ candidate fake-anthropic/openai-compat\n    at \S+/catalog.cue:\d+:\d+\n    in \d+ plans:\n(      .*\n)*      metered chat_completions smart\n`,
+		`(?m)^~ candidate fake-anthropic/openai-compat: preserves: none -> usage_details\n    at ` + at + `\n    in \d+ plans:\n(      .*\n)*      default chat_completions smart\n`,
+		`(?m)^\s+~ fake-anthropic/openai-compat: preserves: none -> usage_details\n\s+at ` + at + `$`,
 	} {
 		if !regexp.MustCompile(p).MatchString(r.stdout) {
 			t.Errorf("diff does not match %s:\n%s", p, r.stdout)
@@ -89,12 +96,37 @@ func TestDiff(t *testing.T) {
 	pistrac(t, "", "diff", defaultPolicy, "no/such/policy").want(t, exitUsage)
 }
 
-func TestDiffSettingsOnly(t *testing.T) {
-	dir := copyPolicy(t, `limit: 2000000`, `limit: 3000000`)
-	r := pistrac(t, "", "diff", defaultPolicy, dir)
-	r.want(t, exitOK)
-	if !strings.Contains(r.stdout, "~ team-daily: limit: 2000000 -> 3000000") {
-		t.Errorf("budget change not shown:\n%s", r.stdout)
+// lineOf is the 1-based line of the first line of file containing s.
+func lineOf(t *testing.T, file, s string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, s) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s has no line with %q", file, s)
+	return 0
+}
+
+// TestDiffSettingsAreChanges: a change no plan shows (a budget's limit, a
+// key moved to another profile, which changes what it may reach) is a
+// change: exit 1, with where the policy makes it.
+func TestDiffSettingsAreChanges(t *testing.T) {
+	for _, tc := range []struct{ from, to, want string }{
+		{`limit: 2000000`, `limit: 3000000`, "~ team-daily: limit: 2000000 -> 3000000"},
+		{`name: "dev", profile: "default"`, `name: "dev", profile: "metered"`, "~ dev: profile: default -> metered"},
+	} {
+		dir := copyPolicy(t, tc.from, tc.to)
+		r := pistrac(t, "", "diff", defaultPolicy, dir)
+		r.want(t, exitFail)
+		at := filepath.Join(dir, "policy.cue") + ":" + strconv.Itoa(lineOf(t, filepath.Join(dir, "policy.cue"), tc.to)) + ":"
+		if !strings.Contains(r.stdout, tc.want+"\n      at "+at) {
+			t.Errorf("%s: want %q at %s:\n%s", tc.to, tc.want, at, r.stdout)
+		}
 	}
 }
 
@@ -116,5 +148,17 @@ func TestCatalogJSON(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no row for the compat channel:\n%s", r.stdout)
+	}
+}
+
+// TestCaps: pistrac caps prints the reference the schema carries, one
+// paragraph per capability.
+func TestCaps(t *testing.T) {
+	r := pistrac(t, "", "caps")
+	r.want(t, exitOK)
+	for _, name := range plan.CapNames() {
+		if !strings.Contains(r.stdout, "\n"+name+": ") && !strings.HasPrefix(r.stdout, name+": ") {
+			t.Errorf("caps does not document %s:\n%s", name, r.stdout)
+		}
 	}
 }

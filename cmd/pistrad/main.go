@@ -166,8 +166,11 @@ func awaitLedger(node *ledger.Node, log *slog.Logger, limit time.Duration) {
 // rewritten file; without --bundle it serves the compiled-in graph.
 func loader(path string) server.Loader {
 	if path == "" {
-		// Checked like a bundle file, so a hand edit of gen/ is caught too.
-		return func() (*plan.Graph, string, error) { return gen.Graph, "compiled-in", bundle.CheckDigest(gen.Graph) }
+		// Checked like a bundle file, so a hand edit of gen/ is caught too;
+		// the source says what a reload can change: nothing, here.
+		return func() (*plan.Graph, string, error) {
+			return gen.Graph, "compiled-in (a reload serves the same graph; serve -bundle to reload policy edits)", bundle.CheckDigest(gen.Graph)
+		}
 	}
 	return func() (*plan.Graph, string, error) {
 		b, err := os.ReadFile(path)

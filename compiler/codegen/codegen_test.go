@@ -200,7 +200,10 @@ func TestGenerateRefuses(t *testing.T) {
 		want   string
 	}{
 		{"dangling reference", func(g *plan.Graph) { g.Plans[0].Candidates = 9 }, "plans[0].candidates: index 9 out of range"},
-		{"value without a constant", func(g *plan.Graph) { g.Tables[0].Entries[0].Route = "chat" }, `plan.Route "chat" has no constant`},
+		{"value without a constant", func(g *plan.Graph) {
+			g.Tables[0].Entries[0].Route = "chat"
+			g.Tables[0].RouteSets = plan.RouteSetsOf(g.Names, g.Tables[0].Entries)
+		}, `plan.Route "chat" has no constant`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,8 +50,36 @@ func catalogText(w io.Writer, g *plan.Graph, rows []catalog.Row) error {
 			orDash(r.VerifiedAt), age, orDash(r.VerifiedBy))
 	}
 	tw.Flush()
+	writeModelRoutes(p, g)
 	if idle := catalog.Unroutable(g); len(idle) > 0 {
 		p.printf("\nnot routable by any plan: %s\n", strings.Join(idle, ", "))
 	}
 	return p.err
+}
+
+// writeModelRoutes lists every public name with the routes some profile
+// is served it on, so a single-route model (embeddings, legacy
+// completions) shows where it answers and where the gateway refuses it.
+func writeModelRoutes(p *printer, g *plan.Graph) {
+	routes := map[string][]plan.Route{}
+	for _, t := range g.Tables {
+		for _, e := range t.Entries {
+			if g.Plans[e.Plan].Listed && !slices.Contains(routes[e.Model], e.Route) {
+				routes[e.Model] = append(routes[e.Model], e.Route)
+			}
+		}
+	}
+	p.printf("\nmodels and the routes they answer on (any profile):\n")
+	tw := p.table()
+	row(tw, "  ", "model", "routes")
+	for _, name := range g.Names {
+		rs := routes[name]
+		slices.SortFunc(rs, func(a, b plan.Route) int { return slices.Index(plan.Routes, a) - slices.Index(plan.Routes, b) })
+		text := "none (no profile is served it)"
+		if len(rs) > 0 {
+			text = strings.Join(routeNames(rs), ",")
+		}
+		row(tw, "  ", name, text)
+	}
+	tw.Flush()
 }

@@ -24,19 +24,33 @@ func comparePlanKeys(a, b planKey) int {
 	return cmp.Or(cmp.Compare(a.profile, b.profile), cmp.Compare(a.route, b.route), cmp.Compare(a.model, b.model))
 }
 
+// Positions says where a policy writes a value: the file:line:col of the
+// value at path (field names, list indexes, and Named entries of the keys,
+// budgets and access_rules lists), or of the longest prefix the policy
+// writes; "" when it writes none of it. pistrac gives the compiler's
+// reading of a policy directory; a bundle keeps no positions (nil).
+type Positions interface {
+	Pos(path ...any) string
+}
+
+// Named selects the entry of a list whose name field is the given name.
+type Named string
+
 // Diff prints which (profile, route, model) plans differ between a and b and
 // how, then every changed setting (providers, channels, pools, profiles,
-// keys, budgets, access rules). Plans whose changes read the same are
-// listed together under one description, so a catalog edit that touches a
-// thousand plans reads as one change. It returns how many plans changed.
-func Diff(w io.Writer, a, b *plan.Graph) (changed int, err error) {
+// keys, budgets, access rules). Each change of a plan is printed once, with
+// where the policy makes it and every plan it applies to, so a catalog
+// edit that touches a thousand plans reads as one change. pa and pb place
+// changes in the policies of a and b (either may be nil). It returns how
+// many plans and settings changed.
+func Diff(w io.Writer, a, b *plan.Graph, pa, pb Positions) (changed int, err error) {
 	d := comparePlans(a, b)
-	changed = len(d.added) + len(d.removed) + d.modified
+	nPlans := len(d.added) + len(d.removed) + d.modified
 	p := &printer{w: w}
-	if changed == 0 {
+	if nPlans == 0 {
 		p.printf("plans: no change\n")
 	} else {
-		p.printf("plans: %d changed (%d added, %d removed, %d modified)\n", changed, len(d.added), len(d.removed), d.modified)
+		p.printf("plans: %d changed (%d added, %d removed, %d modified)\n", nPlans, len(d.added), len(d.removed), d.modified)
 	}
 	for _, k := range d.added {
 		p.printf("+ %s (candidates: %s)\n", k, listOrNone(candidateNames(b, d.refsB[k])))
@@ -44,31 +58,51 @@ func Diff(w io.Writer, a, b *plan.Graph) (changed int, err error) {
 	for _, k := range d.removed {
 		p.printf("- %s\n", k)
 	}
-	for _, desc := range d.order {
-		for _, k := range d.groups[desc] {
-			p.printf("~ %s\n", k)
+	for _, c := range d.order {
+		p.printf("%s\n", c.text)
+		writeAt(p, "    ", c, pa, pb)
+		plans := d.plans[c.key()]
+		p.printf("    in %s:\n", count(len(plans), "plan"))
+		for _, k := range plans {
+			p.printf("      %s\n", k)
 		}
-		p.printf("    %s\n", strings.ReplaceAll(desc, "\n", "\n    "))
 	}
-	writeSettingsDiff(p, a, b)
-	return changed, p.err
+	return nPlans + writeSettingsDiff(p, a, b, pa, pb), p.err
+}
+
+// writeAt prints where the policy makes change c, when it can be placed.
+func writeAt(p *printer, indent string, c change, pa, pb Positions) {
+	src := pb
+	if c.removed {
+		src = pa
+	}
+	if src == nil || c.at == nil {
+		return
+	}
+	if pos := src.Pos(c.at...); pos != "" {
+		p.printf("%sat %s\n", indent, pos)
+	}
 }
 
 // planDiff is how the plans of two graphs differ.
 type planDiff struct {
 	refsB          map[planKey]int
 	added, removed []planKey
-	// groups maps a change description to the plans it describes; order
-	// lists the descriptions by their first plan.
-	groups   map[string][]planKey
-	order    []string
+	// plans maps each change of a modified plan to every plan it applies
+	// to; order lists the changes by their first plan.
+	plans    map[string][]planKey
+	order    []change
 	modified int
 }
 
+// key identifies a change across plans: the same words about the same
+// policy value.
+func (c change) key() string { return fmt.Sprint(c.text, c.at, c.removed) }
+
 func comparePlans(a, b *plan.Graph) planDiff {
 	refsA := planRefs(a)
-	d := planDiff{refsB: planRefs(b), groups: map[string][]planKey{}}
-	memo := map[[2]int]string{} // many profiles share plans
+	d := planDiff{refsB: planRefs(b), plans: map[string][]planKey{}}
+	memo := map[[2]int][]change{} // many profiles share plans
 	for _, k := range unionKeys(refsA, d.refsB) {
 		pa, inA := refsA[k]
 		pb, inB := d.refsB[k]
@@ -78,18 +112,20 @@ func comparePlans(a, b *plan.Graph) planDiff {
 		case !inB:
 			d.removed = append(d.removed, k)
 		default:
-			desc, ok := memo[[2]int{pa, pb}]
+			cs, ok := memo[[2]int{pa, pb}]
 			if !ok {
-				desc = strings.Join(planChanges(a, b, pa, pb), "\n")
-				memo[[2]int{pa, pb}] = desc
+				cs = planChanges(a, b, pa, pb)
+				memo[[2]int{pa, pb}] = cs
 			}
-			if desc == "" {
+			if len(cs) == 0 {
 				continue
 			}
-			if d.groups[desc] == nil {
-				d.order = append(d.order, desc)
+			for _, c := range cs {
+				if d.plans[c.key()] == nil {
+					d.order = append(d.order, c)
+				}
+				d.plans[c.key()] = append(d.plans[c.key()], k)
 			}
-			d.groups[desc] = append(d.groups[desc], k)
 			d.modified++
 		}
 	}
@@ -122,17 +158,27 @@ func unionKeys(a, b map[planKey]int) []planKey {
 }
 
 // planChanges describes how plan pb of b differs from plan pa of a, one
-// line per change; nil when they are the same.
-func planChanges(a, b *plan.Graph, pa, pb int) []string {
+// change per line; nil when they are the same.
+func planChanges(a, b *plan.Graph, pa, pb int) []change {
 	ca, cb := candidateRecords(a, pa), candidateRecords(b, pb)
-	var out []string
+	var out []change
 	if orderA, orderB := commonOrder(ca, cb), commonOrder(cb, ca); !slices.Equal(orderA, orderB) {
-		out = append(out, fmt.Sprintf("candidate order: %s -> %s",
-			strings.Join(recordNames(ca), ", "), strings.Join(recordNames(cb), ", ")))
+		// The order is the primary's failover list, then each provider's
+		// channels in tier order.
+		var at []any
+		if len(cb) > 0 {
+			at = []any{"providers", cb[0].at[1], "failover"}
+		}
+		out = append(out, change{text: fmt.Sprintf("~ candidate order: %s -> %s",
+			strings.Join(recordNames(ca), ", "), strings.Join(recordNames(cb), ", ")), at: at})
 	}
 	out = append(out, diffRecords("candidate ", ca, cb)...)
 	out = append(out, diffRecords("skip ", skipRecords(a, pa), skipRecords(b, pb))...)
-	return append(out, fieldChanges(planFlags(&a.Plans[pa]), planFlags(&b.Plans[pb]))...)
+	for _, c := range fieldChanges(planFlags(a, pa), planFlags(b, pb), nil) {
+		c.text = "~ " + c.text
+		out = append(out, c)
+	}
+	return out
 }
 
 // candidateRecords renders a plan's candidates, named by provider/channel
@@ -147,13 +193,14 @@ func candidateRecords(g *plan.Graph, pi int) []record {
 		if seen[name]++; seen[name] > 1 {
 			name = fmt.Sprintf("%s(%d)", name, seen[name])
 		}
-		out[i] = record{name: name, fields: []field{
+		prov := &g.Providers[c.Provider]
+		out[i] = record{name: name, at: []any{"providers", prov.Name, "channels", prov.Channels[c.Channel].Name}, fields: []field{
 			{name: "role", value: role(c)},
-			{name: "tier", value: string(c.Tier)},
+			{name: "tier", value: string(c.Tier), key: "tier"},
 			{name: "translate", value: string(c.Translate)},
 			{name: "model", value: c.Model},
-			{name: "preserves", value: capsText(c.Preserves)},
-			{name: "origin", value: c.Origin},
+			{name: "preserves", value: capsText(c.Preserves), key: "preserves"},
+			{name: "origin", value: c.Origin, key: "origin"},
 			{name: "pool_subset", value: c.PoolSubset},
 		}}
 	}
@@ -167,17 +214,31 @@ func skipRecords(g *plan.Graph, pi int) []record {
 	out := make([]record, len(skips))
 	for i, s := range skips {
 		name := fmt.Sprintf("%s %s %s", channelName(g, s.Provider, s.Channel), orDash(s.Model), s.Reason)
+		if s.Translate != plan.TranslateNone {
+			name += " (translated " + string(s.Translate) + ")"
+		}
 		if s.Missing != 0 {
 			name += " (missing " + capsText(s.Missing) + ")"
 		}
-		out[i] = record{name: name}
+		at := []any{"providers", g.Providers[s.Provider].Name}
+		if s.Channel >= 0 {
+			at = append(at, "channels", g.Providers[s.Provider].Channels[s.Channel].Name)
+		}
+		out[i] = record{name: name, at: at}
 	}
 	return out
 }
 
-func planFlags(p *plan.Plan) []field {
+// planFlags renders what a plan says of itself; native only means nothing
+// of a plan with no candidates, and says so.
+func planFlags(g *plan.Graph, pi int) []field {
+	p := &g.Plans[pi]
+	native := yesNo(p.NativeOnly)
+	if len(g.CandidatesOf(p)) == 0 {
+		native = "no candidates"
+	}
 	return []field{
-		{name: "native only", value: yesNo(p.NativeOnly)},
+		{name: "native only", value: native},
 		{name: "listed", value: yesNo(p.Listed)},
 	}
 }
@@ -203,24 +264,27 @@ func commonOrder(a, b []record) []string {
 	return out
 }
 
-// writeSettingsDiff prints the changed settings, section by section.
-func writeSettingsDiff(p *printer, a, b *plan.Graph) {
-	first := true
+// writeSettingsDiff prints the changed settings, section by section, each
+// with where the policy says it, and returns how many changed.
+func writeSettingsDiff(p *printer, a, b *plan.Graph, pa, pb Positions) int {
+	n := 0
 	for _, s := range sections {
-		lines := diffRecords("", s.records(a), s.records(b))
-		if len(lines) == 0 {
+		cs := diffRecords("", s.records(a), s.records(b))
+		if len(cs) == 0 {
 			continue
 		}
-		if first {
+		if n == 0 {
 			p.printf("\nsettings:\n")
-			first = false
 		}
+		n += len(cs)
 		p.printf("  %s:\n", s.title)
-		for _, l := range lines {
-			p.printf("    %s\n", l)
+		for _, c := range cs {
+			p.printf("    %s\n", c.text)
+			writeAt(p, "      ", c, pa, pb)
 		}
 	}
-	if first {
+	if n == 0 {
 		p.printf("settings: no change\n")
 	}
+	return n
 }

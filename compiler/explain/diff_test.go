@@ -13,7 +13,7 @@ import (
 func TestDiffSameGraph(t *testing.T) {
 	g := bundletest.DefaultPolicy()
 	var b strings.Builder
-	n, err := Diff(&b, g, cloneGraph(t, g))
+	n, err := Diff(&b, g, cloneGraph(t, g), nil, nil)
 	if err != nil || n != 0 {
 		t.Fatalf("Diff = %d, %v", n, err)
 	}
@@ -49,13 +49,14 @@ func editedGraph(t *testing.T) *plan.Graph {
 func TestDiffGolden(t *testing.T) {
 	a, b := bundletest.DefaultPolicy(), editedGraph(t)
 	var out strings.Builder
-	n, err := Diff(&out, a, b)
+	n, err := Diff(&out, a, b, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 4 modified (fast and smart for default and lenient), 1 added, 2 removed.
-	if n != 7 {
-		t.Errorf("changed = %d, want 7", n)
+	// Plans: 4 modified (fast and smart for default and lenient), 1 added,
+	// 2 removed; settings: 8 changes.
+	if n != 15 {
+		t.Errorf("changed = %d, want 15", n)
 	}
 	if strings.Contains(out.String(), "1111111111") || strings.Contains(out.String(), "34e893ad") {
 		t.Error("diff printed a key hash")
@@ -64,20 +65,27 @@ func TestDiffGolden(t *testing.T) {
 
 	// The other way round, the same plans changed.
 	out.Reset()
-	if back, err := Diff(&out, b, a); err != nil || back != n {
+	if back, err := Diff(&out, b, a, nil, nil); err != nil || back != n {
 		t.Errorf("reverse Diff = %d, %v; want %d", back, err, n)
 	}
 }
 
-func TestDiffGroupsIdenticalChanges(t *testing.T) {
+func TestDiffPrintsEachChangeOverItsPlans(t *testing.T) {
 	var out strings.Builder
-	if _, err := Diff(&out, bundletest.DefaultPolicy(), editedGraph(t)); err != nil {
+	if _, err := Diff(&out, bundletest.DefaultPolicy(), editedGraph(t), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	// default and lenient share a table, so each change is described once
-	// under both plans.
-	if c := strings.Count(out.String(), "~ candidate fake-anthropic/openai-compat: preserves"); c != 2 {
-		t.Errorf("preserves change described %d times, want 2 (one per distinct plan change):\n%s", c, out.String())
+	// One change to the compat channel's claim reaches fast and smart for
+	// both default and lenient: it is printed once, over all four plans.
+	text := out.String()
+	if c := strings.Count(text, "~ candidate fake-anthropic/openai-compat: preserves"); c != 1 {
+		t.Errorf("preserves change described %d times, want once:\n%s", c, text)
+	}
+	want := "~ candidate fake-anthropic/openai-compat: preserves: extended_thinking -> extended_thinking,usage_details\n" +
+		"    in 4 plans:\n      default chat_completions fast\n      default chat_completions smart\n" +
+		"      lenient chat_completions fast\n      lenient chat_completions smart\n"
+	if !strings.Contains(text, want) {
+		t.Errorf("want the change followed by every plan it applies to:\n%s\ngot:\n%s", want, text)
 	}
 }
 
@@ -105,7 +113,7 @@ func TestDiffShowsWhatEachChannelSends(t *testing.T) {
 	b.Providers[0].Channels[1].Headers = []plan.Header{{Name: "X-Team", Value: "ml"}}
 	b.Providers[1].TLS = &plan.TLS{CAFile: "/etc/pistra/ca.pem"}
 	var out strings.Builder
-	if _, err := Diff(&out, a, b); err != nil {
+	if _, err := Diff(&out, a, b, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

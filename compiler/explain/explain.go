@@ -22,7 +22,7 @@ func Plan(w io.Writer, g *plan.Graph, q Query) error {
 	writeHeader(p, g, q, r, len(cands), len(skips))
 	writeCandidates(p, g, cands)
 	writeSkips(p, g, skips)
-	writeSelection(p, g, cands, q.Caps, g.Profiles[r.profile].OnFidelityLoss)
+	writeSelection(p, g, cands, q.Caps, g.LossAction(r.profile))
 	return p.err
 }
 
@@ -35,11 +35,16 @@ func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, nCands, nSkips 
 	}
 	row(tw, "", "profile:", who)
 	row(tw, "", "require_caps:", capsText(prof.RequireCaps))
-	row(tw, "", "on_fidelity_loss:", orDash(string(prof.OnFidelityLoss)))
+	row(tw, "", "on_fidelity_loss:", string(g.LossAction(r.profile)))
 	row(tw, "", "route:", fmt.Sprintf("%s (%s dialect)", q.Route, q.Route.Dialect()))
 	row(tw, "", "model:", q.Model)
-	row(tw, "", "plan:", fmt.Sprintf("%s, %d skipped; native only: %s; listed in /v1/models: %s",
-		count(nCands, "candidate"), nSkips, yesNo(r.plan.NativeOnly), yesNo(r.plan.Listed)))
+	if nCands == 0 {
+		// NativeOnly is vacuously true of an empty list; say what it means.
+		row(tw, "", "plan:", fmt.Sprintf("no candidates, %d skipped: every request is refused (no_candidate); not listed in /v1/models", nSkips))
+	} else {
+		row(tw, "", "plan:", fmt.Sprintf("%s, %d skipped; native only: %s; listed in /v1/models: %s",
+			count(nCands, "candidate"), nSkips, yesNo(r.plan.NativeOnly), yesNo(r.plan.Listed)))
+	}
 	tw.Flush()
 }
 
@@ -69,13 +74,13 @@ func writeSkips(p *printer, g *plan.Graph, skips []plan.Skip) {
 		return
 	}
 	tw := p.table()
-	row(tw, "  ", "provider/channel", "model", "reason", "missing")
+	row(tw, "  ", "provider/channel", "translate", "model", "reason", "missing")
 	for _, s := range skips {
 		missing := "-"
 		if s.Missing != 0 {
 			missing = capsText(s.Missing)
 		}
-		row(tw, "  ", channelName(g, s.Provider, s.Channel), orDash(s.Model), s.Reason, missing)
+		row(tw, "  ", channelName(g, s.Provider, s.Channel), pairText(s.Translate), orDash(s.Model), s.Reason, missing)
 	}
 	tw.Flush()
 }
@@ -98,9 +103,13 @@ func role(c *plan.Candidate) string {
 }
 
 // translation names the dialect pair and the upstream route it lands on.
-func translation(c *plan.Candidate) string {
-	if c.Translate == plan.TranslateNone {
+func translation(c *plan.Candidate) string { return pairText(c.Translate) }
+
+// pairText names a translation pair and the upstream route it lands on,
+// "-" for none.
+func pairText(t plan.Translation) string {
+	if t == plan.TranslateNone {
 		return "-"
 	}
-	return fmt.Sprintf("%s -> %s", c.Translate, c.Translate.Upstream(""))
+	return fmt.Sprintf("translated %s -> %s", t, t.Upstream(""))
 }

@@ -15,6 +15,10 @@ type field struct {
 	// list fields hold comma-separated names and report which were added
 	// and removed rather than both whole lists.
 	list bool
+	// key is where the policy writes the field under its record, as a
+	// dotted path ("cost.type"); empty when the value is derived rather
+	// than written (a candidate's model, say).
+	key string
 }
 
 // record is one named thing (a provider, a profile, a candidate, ...) and
@@ -23,21 +27,48 @@ type field struct {
 type record struct {
 	name   string
 	fields []field
+	// at is the policy path that declares the record (see Positions).
+	at []any
 }
 
-// fieldChanges lists "name: old -> new" for every field that differs.
-func fieldChanges(a, b []field) []string {
-	var out []string
+// change is one difference between two graphs, and where the policy
+// makes it: at is a policy path, looked up in the old policy when removed
+// is set (the new one no longer says it) and in the new one otherwise.
+type change struct {
+	text    string
+	at      []any
+	removed bool
+}
+
+// fieldChanges lists "name: old -> new" for every field that differs,
+// each at its own key under at.
+func fieldChanges(a, b []field, at []any) []change {
+	var out []change
 	for i := range a {
+		var text string
 		switch {
 		case a[i].value == b[i].value:
+			continue
 		case a[i].secret:
-			out = append(out, a[i].name+" changed")
+			text = a[i].name + " changed"
 		case a[i].list:
-			out = append(out, a[i].name+": "+listChange(a[i].value, b[i].value))
+			text = a[i].name + ": " + listChange(a[i].value, b[i].value)
 		default:
-			out = append(out, fmt.Sprintf("%s: %s -> %s", a[i].name, shown(a[i].value), shown(b[i].value)))
+			text = fmt.Sprintf("%s: %s -> %s", a[i].name, shown(a[i].value), shown(b[i].value))
 		}
+		out = append(out, change{text: text, at: under(at, a[i].key), removed: b[i].value == "" && a[i].key != ""})
+	}
+	return out
+}
+
+// under extends a policy path with a dotted key.
+func under(at []any, key string) []any {
+	if at == nil || key == "" {
+		return at
+	}
+	out := slices.Clone(at)
+	for k := range strings.SplitSeq(key, ".") {
+		out = append(out, k)
 	}
 	return out
 }
@@ -73,7 +104,7 @@ func shown(v string) string {
 // diffRecords compares two lists of records by name, sorted by name: "+ x"
 // for an added record, "- x" for a removed one, and "~ x: change" for each
 // changed field of a record in both.
-func diffRecords(kind string, a, b []record) []string {
+func diffRecords(kind string, a, b []record) []change {
 	byName := func(rs []record) map[string]*record {
 		m := make(map[string]*record, len(rs))
 		for i := range rs {
@@ -92,17 +123,18 @@ func diffRecords(kind string, a, b []record) []string {
 		}
 	}
 	slices.Sort(names)
-	var out []string
+	var out []change
 	for _, n := range names {
 		ra, rb := am[n], bm[n]
 		switch {
 		case ra == nil:
-			out = append(out, "+ "+kind+n)
+			out = append(out, change{text: "+ " + kind + n, at: rb.at})
 		case rb == nil:
-			out = append(out, "- "+kind+n)
+			out = append(out, change{text: "- " + kind + n, at: ra.at, removed: true})
 		default:
-			for _, c := range fieldChanges(ra.fields, rb.fields) {
-				out = append(out, "~ "+kind+n+": "+c)
+			for _, c := range fieldChanges(ra.fields, rb.fields, rb.at) {
+				c.text = "~ " + kind + n + ": " + c.text
+				out = append(out, c)
 			}
 		}
 	}

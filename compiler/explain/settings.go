@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,11 +24,11 @@ var sections = []section{
 	{"profiles", profileRecords},
 	{"keys", keyRecords},
 	{"budgets", budgetRecords},
-	{"access rules", func(g *plan.Graph) []record { return ruleRecords(g, g.Rules) }},
+	{"access rules", func(g *plan.Graph) []record { return ruleRecords(g, g.Rules, []any{"access_rules"}) }},
 }
 
 func deploymentRecords(g *plan.Graph) []record {
-	return []record{{name: "on_fidelity_loss", fields: []field{{name: "value", value: string(g.OnFidelityLoss)}}}}
+	return []record{{name: "on_fidelity_loss", at: []any{"on_fidelity_loss"}, fields: []field{{name: "value", value: string(g.OnFidelityLoss)}}}}
 }
 
 func providerRecords(g *plan.Graph) []record {
@@ -49,21 +50,21 @@ func providerRecords(g *plan.Graph) []record {
 		for j, a := range p.Aliases {
 			aliases[j] = a.Name + "=" + a.Target
 		}
-		out[i] = record{name: p.Name, fields: []field{
-			{name: "base_url", value: p.BaseURL},
-			{name: "pool", value: pool},
-			{name: "credential_env", value: p.CredentialEnv},
-			{name: "auth", value: string(p.Auth)},
-			{name: "headers", value: pairs(p.Headers), list: true},
-			{name: "query", value: pairs(p.Query), list: true},
-			{name: "tls", value: tlsText(p.TLS)},
-			{name: "models", value: strings.Join(models, ","), list: true},
-			{name: "aliases", value: strings.Join(aliases, ","), list: true},
+		out[i] = record{name: p.Name, at: []any{"providers", p.Name}, fields: []field{
+			{name: "base_url", value: p.BaseURL, key: "base_url"},
+			{name: "pool", value: pool, key: "pool"},
+			{name: "credential_env", value: p.CredentialEnv, key: "credential_env"},
+			{name: "auth", value: string(p.Auth), key: "auth"},
+			{name: "headers", value: pairs(p.Headers), list: true, key: "headers"},
+			{name: "query", value: pairs(p.Query), list: true, key: "query"},
+			{name: "tls", value: tlsText(p.TLS), key: "tls"},
+			{name: "models", value: strings.Join(models, ","), list: true, key: "models"},
+			{name: "aliases", value: strings.Join(aliases, ","), list: true, key: "aliases"},
 			{name: "retries", value: fmt.Sprintf("max %d, backoff %s, on %s",
-				p.Retry.Max, shown(millis(p.Retry.BackoffMS)), shown(strings.Join(plan.Names(p.Retry.On), ",")))},
-			{name: "timeout", value: millis(p.TimeoutMS)},
-			{name: "failover", value: failover(g, p.Failover)},
-			{name: "stream_usage", value: strconv.FormatBool(p.StreamUsage)},
+				p.Retry.Max, shown(millis(p.Retry.BackoffMS)), shown(strings.Join(plan.Names(p.Retry.On), ","))), key: "retries"},
+			{name: "timeout", value: millis(p.TimeoutMS), key: "timeout"},
+			{name: "failover", value: failover(g, p.Failover), key: "failover"},
+			{name: "stream_usage", value: strconv.FormatBool(p.StreamUsage), key: "stream_usage"},
 		}}
 	}
 	return out
@@ -75,22 +76,22 @@ func channelRecords(g *plan.Graph) []record {
 		for ci := range g.Providers[pi].Channels {
 			p := &g.Providers[pi]
 			ch := &p.Channels[ci]
-			out = append(out, record{name: channelName(g, pi, ci), fields: []field{
-				{name: "dialect", value: string(ch.Dialect)},
-				{name: "tier", value: string(ch.Tier)},
-				{name: "base_url", value: ch.BaseURL},
+			out = append(out, record{name: channelName(g, pi, ci), at: []any{"providers", p.Name, "channels", ch.Name}, fields: []field{
+				{name: "dialect", value: string(ch.Dialect), key: "dialect"},
+				{name: "tier", value: string(ch.Tier), key: "tier"},
+				{name: "base_url", value: ch.BaseURL, key: "base_url"},
 				// What the channel sends, inherited or its own: a change of
 				// the provider's default shows on every channel it moves.
-				{name: "credential_env", value: p.ChannelCredentialEnv(ci)},
-				{name: "auth", value: string(p.ChannelAuth(ci))},
-				{name: "headers", value: pairs(ch.Headers), list: true},
-				{name: "query", value: pairs(ch.Query), list: true},
-				{name: "model gate", value: strings.Join(ch.ModelGate, ","), list: true},
-				{name: "routes", value: strings.Join(routeNames(ch.Routes), ","), list: true},
-				{name: "preserves", value: capsText(ch.Preserves)},
-				{name: "origin", value: ch.Origin},
-				{name: "verified_at", value: ch.VerifiedAt},
-				{name: "verified_by", value: ch.VerifiedBy},
+				{name: "credential_env", value: p.ChannelCredentialEnv(ci), key: "credential_env"},
+				{name: "auth", value: string(p.ChannelAuth(ci)), key: "auth"},
+				{name: "headers", value: pairs(ch.Headers), list: true, key: "headers"},
+				{name: "query", value: pairs(ch.Query), list: true, key: "query"},
+				{name: "model gate", value: strings.Join(ch.ModelGate, ","), list: true, key: "models"},
+				{name: "routes", value: strings.Join(routeNames(ch.Routes), ","), list: true, key: "routes"},
+				{name: "preserves", value: capsText(ch.Preserves), key: "preserves"},
+				{name: "origin", value: ch.Origin, key: "origin"},
+				{name: "verified_at", value: ch.VerifiedAt, key: "verified_at"},
+				{name: "verified_by", value: ch.VerifiedBy, key: "verified_by"},
 			}})
 		}
 	}
@@ -104,11 +105,11 @@ func poolRecords(g *plan.Graph) []record {
 		for j, s := range p.Subsets {
 			subsets[j] = s.Name + "=" + s.DNS
 		}
-		out[i] = record{name: p.Name, fields: []field{
-			{name: "dns", value: p.DNS},
-			{name: "scheme", value: p.Scheme},
-			{name: "picker", value: p.Picker},
-			{name: "subsets", value: strings.Join(subsets, ","), list: true},
+		out[i] = record{name: p.Name, at: []any{"pools", p.Name}, fields: []field{
+			{name: "dns", value: p.DNS, key: "dns"},
+			{name: "scheme", value: p.Scheme, key: "scheme"},
+			{name: "picker", value: p.Picker, key: "picker"},
+			{name: "subsets", value: strings.Join(subsets, ","), list: true, key: "subsets"},
 		}}
 	}
 	return out
@@ -128,13 +129,13 @@ func profileRecords(g *plan.Graph) []record {
 		for j, r := range p.Rules {
 			rules[j] = fmt.Sprintf("%s (%s: %s)", r.Name, r.Code, exprSource(g, r.Expr))
 		}
-		out[i] = record{name: p.Name, fields: []field{
-			{name: "allowed_models", value: strings.Join(p.AllowedModels, ","), list: true},
-			{name: "require_caps", value: strings.Join(p.RequireCaps.Names(), ","), list: true},
-			{name: "pool_subset", value: p.PoolSubset},
-			{name: "on_fidelity_loss", value: string(p.OnFidelityLoss)},
-			{name: "access_rules", value: strings.Join(rules, "; ")},
-			{name: "budgets", value: strings.Join(budgets, ","), list: true},
+		out[i] = record{name: p.Name, at: []any{"profiles", p.Name}, fields: []field{
+			{name: "allowed_models", value: strings.Join(p.AllowedModels, ","), list: true, key: "allowed_models"},
+			{name: "require_caps", value: strings.Join(p.RequireCaps.Names(), ","), list: true, key: "require_caps"},
+			{name: "pool_subset", value: p.PoolSubset, key: "pool_subset"},
+			{name: "on_fidelity_loss", value: string(p.OnFidelityLoss), key: "on_fidelity_loss"},
+			{name: "access_rules", value: strings.Join(rules, "; "), key: "access_rules"},
+			{name: "budgets", value: strings.Join(budgets, ","), list: true, key: "budgets"},
 		}}
 	}
 	return out
@@ -145,9 +146,9 @@ func profileRecords(g *plan.Graph) []record {
 func keyRecords(g *plan.Graph) []record {
 	out := make([]record, len(g.Keys))
 	for i, k := range g.Keys {
-		out[i] = record{name: k.Name, fields: []field{
-			{name: "profile", value: g.Profiles[k.Profile].Name},
-			{name: "hash", value: k.Hash, secret: true},
+		out[i] = record{name: k.Name, at: []any{"keys", Named(k.Name)}, fields: []field{
+			{name: "profile", value: g.Profiles[k.Profile].Name, key: "profile"},
+			{name: "hash", value: k.Hash, secret: true, key: "hash"},
 		}}
 	}
 	return out
@@ -156,27 +157,27 @@ func keyRecords(g *plan.Graph) []record {
 func budgetRecords(g *plan.Graph) []record {
 	out := make([]record, len(g.Budgets))
 	for i, b := range g.Budgets {
-		out[i] = record{name: b.Name, fields: []field{
-			{name: "limit", value: strconv.FormatUint(b.Limit, 10)},
-			{name: "window", value: string(b.Window)},
-			{name: "per", value: string(b.Per)},
-			{name: "cost type", value: string(b.CostType)},
-			{name: "cost expression", value: exprSource(g, b.CostExpr)},
-			{name: "cost_per_call", value: strconv.FormatUint(b.CostPerCall, 10)},
-			{name: "cost_per_session", value: strconv.FormatUint(b.CostPerSession, 10)},
+		out[i] = record{name: b.Name, at: []any{"budgets", Named(b.Name)}, fields: []field{
+			{name: "limit", value: strconv.FormatUint(b.Limit, 10), key: "limit"},
+			{name: "window", value: string(b.Window), key: "window"},
+			{name: "per", value: string(b.Per), key: "per"},
+			{name: "cost type", value: string(b.CostType), key: "cost.type"},
+			{name: "cost expression", value: exprSource(g, b.CostExpr), key: "cost.cel"},
+			{name: "cost_per_call", value: strconv.FormatUint(b.CostPerCall, 10), key: "cost_per_call"},
+			{name: "cost_per_session", value: strconv.FormatUint(b.CostPerSession, 10), key: "cost_per_session"},
 		}}
 	}
 	return out
 }
 
-// ruleRecords renders access rules.
-func ruleRecords(g *plan.Graph, rules []plan.Rule) []record {
+// ruleRecords renders access rules, declared in the list at at.
+func ruleRecords(g *plan.Graph, rules []plan.Rule, at []any) []record {
 	out := make([]record, len(rules))
 	for i, r := range rules {
-		out[i] = record{name: r.Name, fields: []field{
-			{name: "code", value: r.Code},
-			{name: "message", value: r.Message},
-			{name: "when", value: exprSource(g, r.Expr)},
+		out[i] = record{name: r.Name, at: append(slices.Clone(at), Named(r.Name)), fields: []field{
+			{name: "code", value: r.Code, key: "code"},
+			{name: "message", value: r.Message, key: "message"},
+			{name: "when", value: exprSource(g, r.Expr), key: "when"},
 		}}
 	}
 	return out

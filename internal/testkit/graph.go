@@ -75,7 +75,8 @@ func (b *GraphBuilder) Key(name, secret string, profile int) {
 }
 
 // Build returns the graph, its Names being every model and alias of its
-// providers and every name its tables route. The builder is done with.
+// providers and every name its tables route, and each table's RouteSets
+// derived from them. The builder is done with.
 func (b *GraphBuilder) Build() *plan.Graph {
 	names := map[string]bool{}
 	for _, p := range b.Providers {
@@ -92,6 +93,9 @@ func (b *GraphBuilder) Build() *plan.Graph {
 		}
 	}
 	b.Names = slices.Sorted(maps.Keys(names))
+	for i := range b.Tables {
+		b.Tables[i].RouteSets = plan.RouteSetsOf(b.Names, b.Tables[i].Entries)
+	}
 	return &b.Graph
 }
 

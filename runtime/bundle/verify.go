@@ -3,6 +3,7 @@ package bundle
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pistra/pistra/runtime/plan"
@@ -15,7 +16,7 @@ import (
 func Verify(g *plan.Graph) error {
 	for _, check := range []func(*plan.Graph) error{
 		verifyDeployment, verifyProviders, verifyProfiles, verifyKeys, verifyBudgets,
-		verifyCandidates, verifySkips, verifyPlans, verifyTables, verifyNames,
+		verifyCandidates, verifySkips, verifyPlans, verifyNames, verifyTables,
 	} {
 		if err := check(g); err != nil {
 			return err
@@ -256,6 +257,11 @@ func verifyTables(g *plan.Graph) error {
 			if prev.Route > e.Route || prev.Route == e.Route && prev.Model >= e.Model {
 				return fmt.Errorf("%s: (%s, %q) must sort after (%s, %q)", at, e.Route, e.Model, prev.Route, prev.Model)
 			}
+		}
+		// RouteSets answer refusals; sets that disagree with the entries
+		// would name the wrong routes.
+		if want := plan.RouteSetsOf(g.Names, t.Entries); !slices.Equal(t.RouteSets, want) {
+			return fmt.Errorf("tables[%d].route_sets: %v does not match the table's entries (want %v)", i, t.RouteSets, want)
 		}
 	}
 	return nil

@@ -73,6 +73,8 @@ func TestVerifyRefuses(t *testing.T) {
 			`tables[1].entries[1]: (messages, "claude-sonnet-4") must sort after (responses, "gpt-4o")`},
 		{"duplicate entry", func(g *plan.Graph) { g.Tables[0].Entries[1].Model = "fast" },
 			`tables[0].entries[1]: (chat_completions, "fast") must sort after (chat_completions, "fast")`},
+		{"route sets that disagree with the entries", func(g *plan.Graph) { g.Tables[1].RouteSets[2] = 2 },
+			`tables[1].route_sets: [16 0 2 0] does not match the table's entries (want [16 0 1 0])`},
 		{"names out of order", func(g *plan.Graph) { g.Names[3] = "b" },
 			`names[3]: "b" must sort after "gpt-4o"`},
 		{"deployment on_fidelity_loss", func(g *plan.Graph) { g.OnFidelityLoss = "" },

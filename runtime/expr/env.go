@@ -41,10 +41,12 @@ const perCallCostLimit = 100_000
 // cost at build time. Model, provider and key names are short identifiers.
 const maxStringLen = 1024
 
-// variable is one declared name of an environment.
+// variable is one declared name of an environment, and what it holds
+// (documented in schema/policy.cue from Variables).
 type variable struct {
 	name string
 	typ  *cel.Type
+	doc  string
 }
 
 // environment is one kind's CEL environment, built once on first use.
@@ -65,23 +67,23 @@ type environment struct {
 // activation.go resolve exactly these names.
 var (
 	costEnv = newEnvironment(KindCost, "cost expression", []variable{
-		{"model", cel.StringType},
-		{"backend", cel.StringType},
-		{"input_tokens", cel.UintType},
-		{"cached_input_tokens", cel.UintType},
-		{"cache_creation_input_tokens", cel.UintType},
-		{"output_tokens", cel.UintType},
-		{"total_tokens", cel.UintType},
-		{"reasoning_tokens", cel.UintType},
+		{"model", cel.StringType, "the upstream model that served (its provider's resolution)"},
+		{"backend", cel.StringType, "the provider that served, by its name under providers"},
+		{"input_tokens", cel.UintType, "input tokens, cache reads and writes included"},
+		{"cached_input_tokens", cel.UintType, "the part of input_tokens read from the prompt cache"},
+		{"cache_creation_input_tokens", cel.UintType, "the part of input_tokens written to the prompt cache"},
+		{"output_tokens", cel.UintType, "output tokens, reasoning included"},
+		{"total_tokens", cel.UintType, "input_tokens plus output_tokens"},
+		{"reasoning_tokens", cel.UintType, "the part of output_tokens spent reasoning"},
 	})
 	ruleEnv = newEnvironment(KindRule, "access rule condition", []variable{
-		{"route", cel.StringType},
-		{"model", cel.StringType},
-		{"upstream_model", cel.StringType},
-		{"profile", cel.StringType},
-		{"key", cel.StringType},
-		{"provider", cel.StringType},
-		{"channel", cel.StringType},
+		{"route", cel.StringType, "the inbound route (chat_completions, messages, ...)"},
+		{"model", cel.StringType, "the name the client asked for: a model or an alias"},
+		{"upstream_model", cel.StringType, "the model sent upstream, after the provider's aliases"},
+		{"profile", cel.StringType, "the profile of the caller's key"},
+		{"key", cel.StringType, "the caller's key, by its name under keys"},
+		{"provider", cel.StringType, "the candidate's provider"},
+		{"channel", cel.StringType, "the candidate's channel"},
 	})
 )
 
@@ -92,6 +94,37 @@ func newEnvironment(kind, what string, vars []variable) *environment {
 	}
 	sort.Strings(names)
 	return &environment{kind: kind, what: what, vars: vars, names: names}
+}
+
+// Variable is one variable an expression of some kind may read.
+type Variable struct {
+	Name, Type, Doc string
+}
+
+// Variables lists the variables of an expression kind (KindCost,
+// KindRule) in declaration order, with their CEL types.
+func Variables(kind string) []Variable {
+	e, err := environmentFor(kind)
+	if err != nil {
+		return nil
+	}
+	out := make([]Variable, len(e.vars))
+	for i, v := range e.vars {
+		out[i] = Variable{Name: v.name, Type: v.typ.String(), Doc: v.doc}
+	}
+	return out
+}
+
+// Reference renders an expression kind's variables one per line, as
+// "name (type): what it holds"; the comments of schema/policy.cue are held
+// to it.
+func Reference(kind string) []string {
+	vars := Variables(kind)
+	out := make([]string, len(vars))
+	for i, v := range vars {
+		out[i] = v.Name + " (" + v.Type + "): " + v.Doc
+	}
+	return out
 }
 
 // environmentFor returns the environment of a plan.Expr kind.

@@ -1,6 +1,9 @@
 package plan
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Lookup returns the plan for (profile, route, name), or false when the
 // profile has no plan for that name on that route.
@@ -17,6 +20,43 @@ func (g *Graph) Lookup(profile int, route Route, name string) (*Plan, bool) {
 		return &g.Plans[es[i].Plan], true
 	}
 	return nil, false
+}
+
+// RoutesOf returns the routes on which profile has a plan for name, in
+// Routes order; nil when it has none.
+func (g *Graph) RoutesOf(profile int, name string) []Route {
+	sets := g.Tables[g.Profiles[profile].Table].RouteSets
+	i := sort.SearchStrings(g.Names, name)
+	if i < len(g.Names) && g.Names[i] == name && i < len(sets) {
+		return sets[i].Routes()
+	}
+	return nil
+}
+
+// RouteSetsOf derives Table.RouteSets from a table's entries, for the
+// sorted catalog names; nil when the table has no entries. Names and
+// routes it does not know (a bundle not yet verified) are left out.
+func RouteSetsOf(names []string, es []Entry) []RouteSet {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]RouteSet, len(names))
+	for _, e := range es {
+		r := slices.Index(Routes, e.Route)
+		if i := sort.SearchStrings(names, e.Model); r >= 0 && i < len(names) && names[i] == e.Model {
+			out[i] |= 1 << r
+		}
+	}
+	return out
+}
+
+// LossAction is profile's on_fidelity_loss: its own, else the
+// deployment's.
+func (g *Graph) LossAction(profile int) LossAction {
+	if v := g.Profiles[profile].OnFidelityLoss; v != "" {
+		return v
+	}
+	return g.OnFidelityLoss
 }
 
 // Known reports whether name is served by the catalog at all.

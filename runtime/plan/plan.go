@@ -331,6 +331,25 @@ type Expr struct {
 // name the profile may not use on a route has no entry.
 type Table struct {
 	Entries []Entry `json:"entries"`
+	// RouteSets holds, for each name of Graph.Names (same index), the
+	// routes this table has a plan for it on, so a refusal on another route
+	// can name where it answers without a search (see RoutesOf). Derived
+	// from Entries; one small number per name keeps gen/ small.
+	RouteSets []RouteSet `json:"route_sets,omitempty"`
+}
+
+// RouteSet is a set of routes: bit i stands for Routes[i].
+type RouteSet uint16 // not uint8: JSON writes a []uint8 as base64
+
+// Routes lists the routes in s, in Routes order.
+func (s RouteSet) Routes() []Route {
+	var out []Route
+	for i, r := range Routes {
+		if s&(1<<i) != 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Entry maps one (route, requested name) to a plan.
@@ -386,6 +405,9 @@ type Skip struct {
 	// Missing lists the required capabilities the channel lacks, for
 	// fidelity_loss.
 	Missing CapSet `json:"missing,omitempty"`
+	// Translate is the dialect pair when the skipped candidate would have
+	// ridden the channel through a translator.
+	Translate Translation `json:"translate,omitempty"`
 }
 
 // ChannelAuth is how channel ci of p presents its credential: the

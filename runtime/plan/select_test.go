@@ -2,6 +2,7 @@ package plan
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -45,5 +46,16 @@ func TestSelectDoesNotAllocateWhenLossless(t *testing.T) {
 	buf := make([]int, 0, 4)
 	if n := testing.AllocsPerRun(100, func() { Select(cands, Of(CapStrictTools), LossReject, buf) }); n != 0 {
 		t.Fatalf("allocs = %v", n)
+	}
+}
+
+func TestRoutesOf(t *testing.T) {
+	names := []string{"a", "b", "c"}
+	es := []Entry{{Route: RouteChatCompletions, Model: "a"}, {Route: RouteMessages, Model: "a"}, {Route: RouteEmbeddings, Model: "c"}, {Route: "bogus", Model: "b"}}
+	g := &Graph{Names: names, Profiles: []Profile{{Table: 0}}, Tables: []Table{{Entries: es, RouteSets: RouteSetsOf(names, es)}}}
+	for name, want := range map[string][]Route{"a": {RouteChatCompletions, RouteMessages}, "b": nil, "c": {RouteEmbeddings}, "zz": nil} {
+		if got := g.RoutesOf(0, name); !slices.Equal(got, want) {
+			t.Errorf("RoutesOf(%s) = %v, want %v", name, got, want)
+		}
 	}
 }

@@ -28,20 +28,50 @@ type decision struct {
 // candidate could drop one, and runs fidelity selection. The error is the
 // refusal the client gets: no plan, no candidate left, or fidelity_loss.
 func (s *Server) decide(x *exchange, route plan.Route) (decision, *dialect.Error) {
-	g := x.snap.Graph
-	p, ok := g.Lookup(x.profile, route, x.rec.Model)
+	d, e := decideOn(x.snap.Graph, x.profile, route, x.rec.Model, &x.caps, x.order)
+	if d.sel.Attempt != nil {
+		x.order = d.sel.Attempt[:0] // keep the grown buffer for the next request
+	}
+	return d, e
+}
+
+// Decide is the routing decision pistrad makes for a request of profile on
+// route naming name and using the capabilities in used, before admission
+// (suspensions, budgets, health): the candidates it would attempt, in
+// order, or the refusal the client would get. `pistrac test` answers a
+// policy's golden cases with it, so they hold the gateway's own code.
+func Decide(g *plan.Graph, profile int, route plan.Route, name string, used plan.CapSet) ([]plan.Candidate, *dialect.Error) {
+	d, e := decideOn(g, profile, route, name, fixedCaps(used), nil)
+	if e != nil {
+		return nil, e
+	}
+	out := make([]plan.Candidate, len(d.sel.Attempt))
+	for i, ci := range d.sel.Attempt {
+		out[i] = d.cands[ci]
+	}
+	return out, nil
+}
+
+// fixedCaps is a capSource that already knows the answer.
+type fixedCaps plan.CapSet
+
+func (f fixedCaps) Caps() plan.CapSet { return plan.CapSet(f) }
+
+// decideOn is decide on its inputs alone; buf is reused for the attempt
+// order when it has room.
+func decideOn(g *plan.Graph, profile int, route plan.Route, name string, src capSource, buf []int) (decision, *dialect.Error) {
+	p, ok := g.Lookup(profile, route, name)
 	if !ok {
-		return decision{}, modelError(g, x.profile, route, x.rec.Model)
+		return decision{}, modelError(g, profile, route, name)
 	}
 	d := decision{plan: p, cands: g.CandidatesOf(p)}
 	if len(d.cands) == 0 {
-		return d, noCandidateError(g, p, x.rec.Model)
+		return d, noCandidateError(g, p, name)
 	}
-	d.used, d.read = capsUsed(p, d.cands, route, &x.caps)
-	d.sel = plan.Select(d.cands, d.used, x.snap.OnFidelityLoss(x.profile), x.order)
-	x.order = d.sel.Attempt[:0] // keep the grown buffer for the next request
+	d.used, d.read = capsUsed(p, d.cands, route, src)
+	d.sel = plan.Select(d.cands, d.used, g.LossAction(profile), buf)
 	if d.sel.Rejected {
-		return d, fidelityError(g, d, x.rec.Model)
+		return d, fidelityError(g, d, name)
 	}
 	return d, nil
 }

@@ -15,33 +15,30 @@ const maxListed = 50
 
 // modelError explains why (profile, route, name) has no plan: the catalog
 // does not serve the name at all (404), the profile may use it but not on
-// this route (404), or the profile may not use it (403). Each message lists
-// what the key may use on this route.
+// this route (404, naming the routes it answers on, which the graph
+// carries), or the profile may not use it (403). Each message lists what
+// the key may use on this route.
 func modelError(g *plan.Graph, profile int, route plan.Route, name string) *dialect.Error {
 	e := &dialect.Error{Param: "model"}
+	routes := g.RoutesOf(profile, name)
 	switch {
 	case !g.Known(name):
 		e.Status, e.Code = http.StatusNotFound, dialect.CodeModelNotFound
 		e.Message = "model " + quote(name) + " does not exist"
-	case servedElsewhere(g, profile, route, name):
+	case len(routes) > 0:
 		e.Status, e.Code = http.StatusNotFound, dialect.CodeModelNotOnRoute
-		e.Message = "model " + quote(name) + " is not served on /v1/" + routePath(route)
+		paths := make([]string, len(routes))
+		for i, r := range routes {
+			paths[i] = "/v1/" + routePath(r)
+		}
+		e.Message = "model " + quote(name) + " is not served on /v1/" + routePath(route) +
+			"; it answers on " + strings.Join(paths, ", ")
 	default:
 		e.Status, e.Code = http.StatusForbidden, dialect.CodeModelNotAllowed
 		e.Message = "model " + quote(name) + " is not allowed for this key"
 	}
 	e.Message += "; " + available(g.Listed(profile, route))
 	return e
-}
-
-// servedElsewhere reports whether the profile has name on another route.
-func servedElsewhere(g *plan.Graph, profile int, route plan.Route, name string) bool {
-	for _, r := range plan.Routes {
-		if _, ok := g.Lookup(profile, r, name); ok && r != route {
-			return true
-		}
-	}
-	return false
 }
 
 func routePath(r plan.Route) string {
@@ -90,6 +87,9 @@ func skipReason(g *plan.Graph, sk plan.Skip) string {
 	where := "provider " + quote(prov.Name)
 	if sk.Channel >= 0 && sk.Channel < len(prov.Channels) {
 		where += " channel " + quote(prov.Channels[sk.Channel].Name)
+	}
+	if sk.Translate != plan.TranslateNone {
+		where += " translated " + string(sk.Translate)
 	}
 	out := where + ": " + sk.Reason
 	if sk.Missing != 0 {

@@ -60,6 +60,9 @@ type skipped struct {
 	Model    string      `json:"model,omitempty"`
 	Reason   string      `json:"reason"`
 	Missing  plan.CapSet `json:"missing,omitempty"`
+	// Translate is the pair a skipped translation candidate would have
+	// ridden.
+	Translate plan.Translation `json:"translate,omitempty"`
 }
 
 // preflight answers POST /v1/preflight for the caller's own key. The body
@@ -199,7 +202,7 @@ func staticSkips(g *plan.Graph, p *plan.Plan) []skipped {
 	out := make([]skipped, 0, len(sks))
 	for _, sk := range sks {
 		prov := &g.Providers[sk.Provider]
-		o := skipped{Provider: prov.Name, Model: sk.Model, Reason: sk.Reason, Missing: sk.Missing}
+		o := skipped{Provider: prov.Name, Model: sk.Model, Reason: sk.Reason, Missing: sk.Missing, Translate: sk.Translate}
 		if sk.Channel >= 0 && sk.Channel < len(prov.Channels) {
 			o.Channel = prov.Channels[sk.Channel].Name
 		}

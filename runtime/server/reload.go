@@ -63,8 +63,8 @@ func (s *Server) Reload() error {
 	old := s.snap.Swap(snap)
 	closeIdle(old)
 	s.log.Info("reload applied", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
-		"previous_source_hash", old.Graph.SourceHash, "digest", snap.Graph.Digest,
-		"previous_digest", old.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)
+		"previous_source_hash", old.Graph.SourceHash, "policy_changed", snap.Graph.SourceHash != old.Graph.SourceHash,
+		"digest", snap.Graph.Digest, "previous_digest", old.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)
 	return nil
 }
 

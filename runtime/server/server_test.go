@@ -168,3 +168,16 @@ func TestSnapshotRefusesBadKeys(t *testing.T) {
 		t.Errorf("openai models %v", got)
 	}
 }
+
+// TestModelNotOnRouteNamesRoutes: a model refused on one route says where
+// it does answer, on the request itself and on preflight alike.
+func TestModelNotOnRouteNamesRoutes(t *testing.T) {
+	s := newTestServer(t, okUpstream())
+	bearer := map[string]string{"Authorization": "Bearer k-default", "Content-Type": "application/json"}
+	for _, path := range []string{"/v1/embeddings", "/v1/preflight?route=embeddings"} {
+		rec := s.do(publicRequest{"POST", path, `{"model":"gpt"}`, bearer})
+		if rec.Code != 404 || !strings.Contains(rec.Body.String(), "it answers on /v1/chat/completions") {
+			t.Errorf("%s: %d %s, want 404 naming /v1/chat/completions", path, rec.Code, rec.Body)
+		}
+	}
+}

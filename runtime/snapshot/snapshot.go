@@ -136,12 +136,7 @@ func (s *Snapshot) Models(profile int, d plan.Dialect) []string {
 }
 
 // OnFidelityLoss is the profile's policy, or the deployment's default.
-func (s *Snapshot) OnFidelityLoss(profile int) plan.LossAction {
-	if v := s.Graph.Profiles[profile].OnFidelityLoss; v != "" {
-		return v
-	}
-	return s.Graph.OnFidelityLoss
-}
+func (s *Snapshot) OnFidelityLoss(profile int) plan.LossAction { return s.Graph.LossAction(profile) }
 
 func dialectIndex(d plan.Dialect) int {
 	if d == plan.DialectAnthropic {

@@ -62,6 +62,7 @@ func Maximal() *plan.Graph {
 			{
 				{Provider: 1, Channel: 1, Model: "claude-sonnet-4", Reason: "fidelity_loss", Missing: plan.Of(plan.CapStrictTools, plan.CapUsageDetails)},
 				{Provider: 0, Channel: -1, Reason: "model_denied"},
+				{Provider: 0, Channel: 0, Model: "gpt-4o", Reason: "fidelity_loss", Missing: plan.Of(plan.CapStrictTools), Translate: plan.TranslateAnthropicOpenAI},
 			},
 		},
 		Plans: []plan.Plan{
@@ -75,11 +76,11 @@ func Maximal() *plan.Graph {
 				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
 				{Route: plan.RouteChatCompletions, Model: "llama-3-70b", Plan: 1},
 				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
-			}},
+			}, RouteSets: []plan.RouteSet{16, 1, 1, 1}},
 			{Entries: []plan.Entry{
 				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
 				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
-			}},
+			}, RouteSets: []plan.RouteSet{16, 0, 1, 0}},
 		},
 		Names: []string{"claude-sonnet-4", "fast", "gpt-4o", "llama-3-70b"},
 		CEL: []plan.Expr{

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pistra/pistra/internal/testkit/goldenfile"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// casesPolicy is a copy of the default policy whose tests/ holds the given
+// case file.
+func casesPolicy(t *testing.T, caseFile string) string {
+	t.Helper()
+	dir := copyPolicy(t)
+	src, err := os.ReadFile(caseFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "tests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tests", "cases.cue"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestTestDefaultPolicyPasses(t *testing.T) {
+	r := pistrac(t, "", "test", defaultPolicy)
+	r.want(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "ok: ") {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+}
+
+// TestTestFailureReport pins what a failing case prints: its file:line,
+// want against got, and the refusal's own message.
+func TestTestFailureReport(t *testing.T) {
+	dir := casesPolicy(t, filepath.Join("testdata", "failing_cases.cue"))
+	r := pistrac(t, "", "test", dir)
+	r.want(t, exitFail)
+	goldenfile.Check(t, filepath.Join("testdata", "test_failing.golden"), []byte(strings.ReplaceAll(r.stdout, dir, "POLICYDIR")), *update)
+}
+
+// TestTestUpdate: -update rewrites the wants of failing cases so that the
+// next run passes, leaves the case that cannot be asked failing, and keeps
+// the file valid CUE.
+func TestTestUpdate(t *testing.T) {
+	dir := casesPolicy(t, filepath.Join("testdata", "failing_cases.cue"))
+	pistrac(t, "", "test", "-update", dir).want(t, exitFail) // the unknown key cannot be updated
+	r := pistrac(t, "", "test", dir)
+	r.want(t, exitFail)
+	if strings.Count(r.stdout, "FAIL  ") != 1 || !strings.Contains(r.stdout, `the policy has no key "nobody"`) {
+		t.Fatalf("after -update, want only the unknown key failing:\n%s", r.stdout)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "tests", "cases.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`want: serve: {provider: "fake-anthropic", channel: "openai-compat", model: "claude-sonnet-4-5"}`,
+		`want: refuse: "fidelity_loss"`,
+		`want: order: ["fake-openai/native gpt-4o-mini (translated anthropic_openai)", "fake-anthropic/native claude-haiku-4-5"]`,
+		"// Cases that are wrong about the default policy",
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("updated file lacks %s:\n%s", want, got)
+		}
+	}
+}
+
+func TestTestUsage(t *testing.T) {
+	dir := copyPolicy(t)
+	if r := pistrac(t, "", "test", dir); r.code != exitUsage || !strings.Contains(r.stderr, "reading the cases") {
+		t.Errorf("no tests/: status %d, stderr %q", r.code, r.stderr)
+	}
+	bad := casesPolicy(t, filepath.Join("testdata", "failing_cases.cue"))
+	if err := os.WriteFile(filepath.Join(bad, "tests", "typo.cue"), []byte("cases: x: {route: \"messages\", model: \"m\", wnat: refuse: \"a\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := pistrac(t, "", "test", bad); r.code != exitUsage || !strings.Contains(r.stderr, "typo.cue:1:") {
+		t.Errorf("misspelt field: status %d, stderr %q", r.code, r.stderr)
+	}
+	both := casesPolicy(t, filepath.Join("testdata", "failing_cases.cue"))
+	if err := os.WriteFile(filepath.Join(both, "tests", "both.cue"), []byte("cases: x: {key: \"dev\", route: \"messages\", model: \"m\", want: {refuse: \"a\", order: []}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := pistrac(t, "", "test", both); r.code != exitUsage || !strings.Contains(r.stderr, "both.cue:1: case \"x\": want needs serve and/or order, or refuse alone") {
+		t.Errorf("refuse beside order: status %d, stderr %q", r.code, r.stderr)
+	}
+	broken := copyPolicy(t, `"gpt-4o": {}`, `"gpt-4o": {max_tokens: "x"}`)
+	if r := pistrac(t, "", "test", broken); r.code != exitUsage {
+		t.Errorf("policy that does not compile: status %d, want %d", r.code, exitUsage)
+	}
+}

@@ -1,0 +1,431 @@
+// Package policytest runs a policy author's golden routing cases: files of
+// CUE kept in POLICYDIR/tests/ (never unified with the policy itself), each
+// case naming who asks (a profile or a key), on which route, for which
+// model, using which capabilities, and what should happen: who serves it,
+// in which failover order, or which refusal the client gets.
+//
+// Cases are answered by the gateway's own decision (server.Decide: plan
+// lookup, the capability check and fidelity selection), on the graph
+// compiled in process, so a case that passes here is what pistrad does
+// before admission (suspensions, budgets and upstream health are not
+// policy and are not decided here).
+package policytest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/format"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/server"
+)
+
+// Dir is where a policy directory keeps its cases.
+const Dir = "tests"
+
+// caseSchema is the shape of a case file. It is closed, so a misspelt
+// field fails the load with its position rather than being ignored.
+const caseSchema = `
+#File: {
+	cases?: [string]: #Case
+}
+#Case: {
+	profile?: string
+	key?:     string
+	route:    string
+	model:    string
+	caps?: [...string]
+	want: #Want
+}
+#Want: {
+	serve?: #Serve
+	order?: [...string]
+	refuse?: string
+}
+#Serve: {
+	provider:   string
+	channel:    string
+	model:      string
+	translate?: string
+}
+`
+
+// Case is one decision a policy author pins.
+type Case struct {
+	Name    string
+	Pos     string // file:line of the case
+	Profile string
+	Key     string
+	Route   plan.Route
+	Model   string
+	Caps    []string
+	Want    Want
+
+	file  *file
+	field *ast.Field // the case's want field, rewritten by Update
+}
+
+// Want is what a case expects: the serving candidate, the attempt order,
+// or a refusal's code. Serve and Order may be given together; Refuse
+// stands alone.
+type Want struct {
+	Serve  *Serve   `json:"serve,omitempty"`
+	Order  []string `json:"order,omitempty"`
+	Refuse string   `json:"refuse,omitempty"`
+}
+
+// Serve names the candidate that takes the request.
+type Serve struct {
+	Provider  string `json:"provider"`
+	Channel   string `json:"channel"`
+	Model     string `json:"model"`
+	Translate string `json:"translate,omitempty"`
+}
+
+func (s Serve) String() string {
+	out := s.Provider + "/" + s.Channel + " " + s.Model
+	if s.Translate != "" {
+		out += " (translated " + s.Translate + ")"
+	}
+	return out
+}
+
+// file is one case file as parsed, kept so Update can rewrite it.
+type file struct {
+	path  string
+	ast   *ast.File
+	dirty bool
+}
+
+// Load reads every .cue file in dir/tests, sorted by name. A file that does
+// not parse or does not fit the case shape is an error naming its
+// position. No cases at all is an error too: a CI step pointed at the
+// wrong directory must not pass.
+func Load(dir string) ([]*Case, error) {
+	root := filepath.Join(dir, Dir)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cases: %w", err)
+	}
+	ctx := cuecontext.New()
+	def := ctx.CompileString(caseSchema, cue.Filename(schemaFile)).LookupPath(cue.ParsePath("#File"))
+	if err := def.Err(); err != nil {
+		return nil, fmt.Errorf("the built-in case schema does not compile: %w", err)
+	}
+	var cases []*Case
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".cue") {
+			continue
+		}
+		cs, err := loadFile(ctx, def, filepath.Join(root, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, cs...)
+	}
+	if len(cases) == 0 {
+		return nil, fmt.Errorf("%s holds no cases (files of cases: {\"name\": {route, model, want: ...}})", root)
+	}
+	return cases, nil
+}
+
+func loadFile(ctx *cue.Context, def cue.Value, path string) ([]*Case, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parser.ParseFile(path, src, parser.ParseComments)
+	if err != nil {
+		return nil, cueError(err)
+	}
+	v := ctx.BuildFile(f)
+	if err := v.Err(); err != nil {
+		return nil, cueError(err)
+	}
+	if err := def.Unify(v).Validate(cue.Concrete(true)); err != nil {
+		return nil, cueError(err)
+	}
+	cf := &file{path: path, ast: f}
+	iter, err := v.LookupPath(cue.ParsePath("cases")).Fields()
+	if err != nil {
+		return nil, nil // a file without cases (shared comments, say)
+	}
+	var cases []*Case
+	for iter.Next() {
+		cv := iter.Value()
+		c := &Case{Name: iter.Selector().Unquoted(), Pos: fmt.Sprintf("%s:%d", path, cv.Pos().Line()), file: cf}
+		var raw struct {
+			Profile, Key, Route, Model string
+			Caps                       []string
+			Want                       Want
+		}
+		if err := cv.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("%s: case %q: %w", c.Pos, c.Name, err)
+		}
+		c.Profile, c.Key, c.Route, c.Model, c.Caps, c.Want = raw.Profile, raw.Key, plan.Route(raw.Route), raw.Model, raw.Caps, raw.Want
+		if fld, ok := cv.LookupPath(cue.ParsePath("want")).Source().(*ast.Field); ok {
+			c.field = fld
+		}
+		if (c.Want.Refuse != "") == (c.Want.Serve != nil || c.Want.Order != nil) {
+			return nil, fmt.Errorf("%s: case %q: want needs serve and/or order, or refuse alone", c.Pos, c.Name)
+		}
+		cases = append(cases, c)
+	}
+	return cases, nil
+}
+
+// schemaFile names the case schema in CUE's positions.
+const schemaFile = "pistrac test case schema"
+
+// cueError prints one line per problem, the position in the case file
+// first, the way the compiler prints its own errors.
+func cueError(err error) error {
+	var lines []string
+	for _, e := range cueerrors.Errors(err) {
+		format, args := e.Msg()
+		line := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
+		if path := e.Path(); len(path) > 0 {
+			if path[0] == "#File" {
+				path = path[1:]
+			}
+			line = strings.Join(path, ".") + ": " + line
+		}
+		for _, p := range append([]token.Pos{e.Position()}, e.InputPositions()...) {
+			if p.IsValid() && p.Filename() != schemaFile {
+				line = fmt.Sprintf("%s:%d:%d: %s", p.Filename(), p.Line(), p.Column(), line)
+				break
+			}
+		}
+		lines = append(lines, line)
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// Result is how a case came out.
+type Result struct {
+	Case *Case
+	// Got is what the gateway decides, in the shape of a Want; Message is
+	// the refusal's text when it refused.
+	Got     Want
+	Message string
+	// Err is set when the case cannot be asked at all (an unknown key,
+	// profile, route or capability).
+	Err error
+}
+
+// Pass reports whether the case got what it wants: every kind of
+// expectation it states.
+func (r Result) Pass() bool {
+	w, g := r.Case.Want, r.Got
+	switch {
+	case r.Err != nil:
+		return false
+	case w.Refuse != "":
+		return g.Refuse == w.Refuse
+	case g.Refuse != "":
+		return false
+	case w.Serve != nil && (g.Serve == nil || *w.Serve != *g.Serve):
+		return false
+	case w.Order != nil && !slices.Equal(w.Order, g.Order):
+		return false
+	}
+	return true
+}
+
+// Run answers every case on g.
+func Run(g *plan.Graph, cases []*Case) []Result {
+	out := make([]Result, len(cases))
+	for i, c := range cases {
+		out[i] = run(g, c)
+	}
+	return out
+}
+
+func run(g *plan.Graph, c *Case) Result {
+	r := Result{Case: c}
+	prof, err := profileOf(g, c)
+	if err == nil {
+		err = knownRoute(c.Route)
+	}
+	var used plan.CapSet
+	if err == nil {
+		used, err = capSet(c.Caps)
+	}
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	cands, e := server.Decide(g, prof, c.Route, c.Model, used)
+	if e != nil {
+		r.Got.Refuse, r.Message = string(e.Code), e.Message
+		return r
+	}
+	for i := range cands {
+		s := served(g, &cands[i])
+		if i == 0 {
+			r.Got.Serve = &s
+		}
+		r.Got.Order = append(r.Got.Order, s.String())
+	}
+	return r
+}
+
+func served(g *plan.Graph, c *plan.Candidate) Serve {
+	prov := &g.Providers[c.Provider]
+	return Serve{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Translate: string(c.Translate)}
+}
+
+func profileOf(g *plan.Graph, c *Case) (int, error) {
+	switch {
+	case (c.Profile == "") == (c.Key == ""):
+		return 0, fmt.Errorf("give exactly one of profile and key")
+	case c.Key != "":
+		names := make([]string, len(g.Keys))
+		for i, k := range g.Keys {
+			if k.Name == c.Key {
+				return k.Profile, nil
+			}
+			names[i] = k.Name
+		}
+		return 0, fmt.Errorf("the policy has no key %q (keys: %s)", c.Key, strings.Join(names, ", "))
+	}
+	names := make([]string, len(g.Profiles))
+	for i, p := range g.Profiles {
+		if p.Name == c.Profile {
+			return i, nil
+		}
+		names[i] = p.Name
+	}
+	return 0, fmt.Errorf("the policy has no profile %q (profiles: %s)", c.Profile, strings.Join(names, ", "))
+}
+
+func knownRoute(r plan.Route) error {
+	if slices.Contains(plan.Routes, r) {
+		return nil
+	}
+	return fmt.Errorf("unknown route %q (routes: %s)", r, strings.Join(plan.Names(plan.Routes), ", "))
+}
+
+func capSet(names []string) (plan.CapSet, error) {
+	var s plan.CapSet
+	for _, n := range names {
+		c, ok := plan.ParseCap(n)
+		if !ok {
+			return 0, fmt.Errorf("unknown capability %q (capabilities: %s)", n, strings.Join(plan.CapNames(), ", "))
+		}
+		s |= plan.Of(c)
+	}
+	return s, nil
+}
+
+// GotText renders what a case got in the kinds of expectation it states, so
+// want and got read side by side.
+func (r Result) GotText() string {
+	g := r.Got
+	if g.Refuse == "" && r.Case.Want.Refuse == "" {
+		if r.Case.Want.Serve == nil {
+			g.Serve = nil
+		}
+		if r.Case.Want.Order == nil {
+			g.Order = nil
+		}
+	}
+	return Describe(g)
+}
+
+// Describe renders a Want for a failure report.
+func Describe(w Want) string {
+	var parts []string
+	if w.Refuse != "" {
+		return "refused " + w.Refuse
+	}
+	if w.Serve != nil {
+		parts = append(parts, "serve "+w.Serve.String())
+	}
+	if w.Order != nil {
+		parts = append(parts, "order ["+strings.Join(w.Order, ", ")+"]")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Update rewrites the want of every failing case that could be asked with
+// what it got, keeping the kinds of expectation it states (serve, order),
+// and writes the files it changed. It returns how many cases it rewrote.
+func Update(results []Result) (int, error) {
+	n := 0
+	var files []*file
+	for _, r := range results {
+		if r.Pass() || r.Err != nil || r.Case.field == nil {
+			continue
+		}
+		r.Case.field.Value = wantNode(r.Case.Want, r.Got)
+		if !r.Case.file.dirty {
+			r.Case.file.dirty = true
+			files = append(files, r.Case.file)
+		}
+		n++
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	for _, f := range files {
+		b, err := format.Node(f.ast)
+		if err != nil {
+			return n, fmt.Errorf("%s: formatting: %w", f.path, err)
+		}
+		if err := os.WriteFile(f.path, b, 0o644); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// wantNode is the CUE for got, stating what old stated (serve by default
+// when old was a refusal), written the way a person would: one-field
+// structs as `want: refuse: "code"`, a serving candidate on one line.
+func wantNode(old, got Want) ast.Expr {
+	var fields []ast.Decl
+	if got.Refuse != "" {
+		fields = append(fields, field("refuse", ast.NewString(got.Refuse)))
+	} else {
+		if old.Serve != nil || old.Order == nil {
+			s := got.Serve
+			sf := []any{field("provider", ast.NewString(s.Provider)), field("channel", ast.NewString(s.Channel)), field("model", ast.NewString(s.Model))}
+			if s.Translate != "" {
+				sf = append(sf, field("translate", ast.NewString(s.Translate)))
+			}
+			serve := ast.NewStruct(sf...)
+			for _, e := range serve.Elts {
+				ast.SetRelPos(e, token.Blank)
+			}
+			serve.Rbrace = token.Blank.Pos()
+			fields = append(fields, field("serve", serve))
+		}
+		if old.Order != nil {
+			elems := make([]ast.Expr, len(got.Order))
+			for i, o := range got.Order {
+				elems[i] = ast.NewString(o)
+			}
+			fields = append(fields, field("order", ast.NewList(elems...)))
+		}
+	}
+	if len(fields) == 1 {
+		ast.SetRelPos(fields[0], token.Blank) // the shorthand want: x: ...
+		return &ast.StructLit{Elts: fields}
+	}
+	return &ast.StructLit{Lbrace: token.Blank.Pos(), Elts: fields, Rbrace: token.Newline.Pos()}
+}
+
+func field(name string, v ast.Expr) *ast.Field {
+	return &ast.Field{Label: ast.NewIdent(name), Value: v}
+}
