@@ -103,6 +103,11 @@ func (r *renderer) value(v reflect.Value, elide, flat bool) *jen.Statement {
 		return r.slice(v, elide, flat)
 	case reflect.Struct:
 		return r.record(v, elide, flat)
+	case reflect.Pointer:
+		if v.IsNil() {
+			return jen.Nil()
+		}
+		return jen.Op("&").Add(r.record(v.Elem(), false, flat))
 	}
 	r.fail(fmt.Errorf("cannot render a %s", v.Type()))
 	return jen.Null()
