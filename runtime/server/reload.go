@@ -23,6 +23,7 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy from %s: %w", source, err)
 	}
+	snap.Circuits = s.circuits.For(g)
 	return snap, nil
 }
 
@@ -57,6 +58,7 @@ func (s *Server) Status() admin.Status {
 		LoadedAt:        snap.LoadedAt,
 		LastReloadError: s.lastReloadErr,
 		LastFlush:       s.budgets.LastFlush(),
+		Circuits:        circuitStatus(snap, time.Now()),
 	}
 	if h := s.opts.LedgerHealth; h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
