@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
 
 	"github.com/pistra/pistra/internal/testkit"
 )
@@ -331,7 +332,7 @@ func TestCatalogReport(t *testing.T) {
 		// Anthropic clients reach native-openai through the translator: what
 		// they keep, on the translator's claim.
 		"native-openai native anthropic translation extended_thinking+audio_input+multi_choice translation:anthropic_openai  " +
-			plan.TranslationVerifiedBy + " -",
+			translate.Claim(plan.TranslateAnthropicOpenAI) + " -",
 		"relay openai-compat openai provider_compat strict_tools+structured_output " + relayOrigin + " 2026-10-01 " + relaySource + " dated",
 		"claude-compat compat anthropic provider_compat prompt_caching " + claudeOrigin + " 2026-09-15 " + claudeSource + " dated",
 	}
