@@ -81,8 +81,9 @@ const (
 	// CodeUpstreamTimeout (504): the upstream did not answer within the
 	// provider's timeout.
 	CodeUpstreamTimeout Code = "upstream_timeout"
-	// CodeUpstreamError (502): the candidates tried answered with server
-	// errors; error.pistra.attempts says which, how often and how.
+	// CodeUpstreamError (502, or the last upstream's own 5xx): the
+	// candidates tried answered with server errors or could not be used;
+	// error.pistra.attempts says which, how often and how.
 	CodeUpstreamError Code = "upstream_error"
 	// CodeUpstreamRateLimited (429): every candidate tried answered 429;
 	// retry-after is the shortest wait any of them asked for.

@@ -51,7 +51,7 @@ func TestServeAttemptLoop(t *testing.T) {
 		{"4xx relayed at once", []plan.Candidate{a, b}, []testkit.Reply{e400}, []testkit.Reply{ok}, 400, "", "a", 1, 0, false},
 		{"connect retried", []plan.Candidate{a, b}, []testkit.Reply{refused, ok}, []testkit.Reply{ok}, 200, "", "a", 2, 0, false},
 		{"a lone candidate's error relayed", []plan.Candidate{a}, []testkit.Reply{e503}, nil, 503, "", "a", 2, 0, false},
-		{"every upstream erred: the gateway answers", []plan.Candidate{a, b}, []testkit.Reply{e503}, []testkit.Reply{e503}, 502, dialect.CodeUpstreamError, metrics.NoProvider, 2, 1, true},
+		{"every upstream erred: the gateway answers", []plan.Candidate{a, b}, []testkit.Reply{e503}, []testkit.Reply{e503}, 503, dialect.CodeUpstreamError, metrics.NoProvider, 2, 1, true},
 		{"nothing reachable", []plan.Candidate{a, b}, []testkit.Reply{refused}, []testkit.Reply{refused}, 502, dialect.CodeUpstreamUnreachable, metrics.NoProvider, 2, 1, true},
 		{"x-should-retry false skips the retry", []plan.Candidate{a, b}, []testkit.Reply{testkit.JSON(503, `{}`, "X-Should-Retry", "false")}, []testkit.Reply{ok}, 200, "", "b", 1, 1, true},
 		{"pool passed over", []plan.Candidate{pool, b}, []testkit.Reply{ok}, []testkit.Reply{ok}, 200, "", "b", 0, 1, true},

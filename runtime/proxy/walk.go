@@ -22,6 +22,8 @@ type walk struct {
 	// upstream said x-should-retry: false on its last try, and limited
 	// those whose last try was a 429.
 	sent, refusedRetry, limited int
+	// status is what the last candidate sent answered, 0 when nothing.
+	status int
 }
 
 // step starts the entry of candidate c.
@@ -53,6 +55,7 @@ func (x *Exchange) failed(c *plan.Candidate, a *attempt, retries int, wait time.
 	if a.resp != nil {
 		s.Status = a.resp.StatusCode
 	}
+	x.walk.status = s.Status
 	if wait > 0 {
 		s.RetryAfterMS = wait.Milliseconds()
 		x.walk.shorterWait(wait)
@@ -81,15 +84,19 @@ func (a *attempt) failureName() string {
 }
 
 // exhausted is the answer when every candidate sent failed, last being the
-// last one's last try: named for that failure, with every candidate in the
-// message and in error.pistra.attempts, retry-after the shortest wait that
-// could help and x-should-retry true unless every upstream that answered
-// said a retry cannot help.
+// last one's last try: named for that failure, with the status the last
+// upstream answered when it did (a client branching on 503 or 529 still
+// can), every candidate in the message and in error.pistra.attempts,
+// retry-after the shortest wait that could help and x-should-retry true
+// unless every upstream that answered said a retry cannot help.
 func (x *Exchange) exhausted(last *attempt) *dialect.Error {
 	e := &dialect.Error{Status: http.StatusBadGateway, Code: dialect.CodeUpstreamError}
+	if x.walk.status != 0 {
+		e.Status = x.walk.status
+	}
 	switch {
 	case x.walk.limited == x.walk.sent:
-		e.Status, e.Code = http.StatusTooManyRequests, dialect.CodeUpstreamRateLimited
+		e.Code = dialect.CodeUpstreamRateLimited
 	case last.class == classTimeout:
 		e.Status, e.Code = http.StatusGatewayTimeout, dialect.CodeUpstreamTimeout
 	case last.broken:

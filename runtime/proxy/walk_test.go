@@ -36,7 +36,7 @@ func TestEveryCandidateFailed(t *testing.T) {
 				`{"provider":"b","channel":"","model":"b-model","failure":"connect","retries":0}]`, 2, 1},
 		{"both say a retry cannot help", []testkit.Reply{testkit.JSON(500, `{}`, "X-Should-Retry", "false")},
 			[]testkit.Reply{testkit.JSON(502, `{}`, "X-Should-Retry", "false")},
-			502, dialect.CodeUpstreamError, "", "false",
+			502, dialect.CodeUpstreamError, "", "false", // the last upstream's status
 			`[{"provider":"a","channel":"","model":"a-model","status":500,"failure":"5xx","retries":0},` +
 				`{"provider":"b","channel":"","model":"b-model","status":502,"failure":"5xx","retries":0}]`, 1, 1},
 	}
