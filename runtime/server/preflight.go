@@ -161,7 +161,8 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 				if no.Final {
 					return no.Error // a suspended primary refuses the request
 				}
-				a.Skipped = append(a.Skipped, skipped{Provider: g.Providers[c.Provider].Name, Model: c.Model, Reason: no.Reason,
+				prov := &g.Providers[c.Provider]
+				a.Skipped = append(a.Skipped, skipped{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Reason: no.Reason,
 					RetryAfterMS: no.Error.RetryAfter.Milliseconds()})
 				refused = cmp.Or(refused, no.Error)
 				continue
