@@ -148,13 +148,16 @@ func prepareReason(e *dialect.Error) string {
 
 // withWalk adds the walk to e, the refusal answered when no candidate was
 // sent, when more than one candidate was passed over: the refusal of the
-// first says only why that one was.
+// first says only why that one was, and another may be admitted sooner.
 func (x *Exchange) withWalk(e *dialect.Error) *dialect.Error {
 	if len(x.walk.steps) < 2 {
 		return e
 	}
 	out := *e
 	out.Attempts = x.walk.steps
+	if w := x.walk.wait; w > 0 && w < out.RetryAfter {
+		out.RetryAfter = w
+	}
 	return &out
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pistra/pistra/internal/testkit"
+	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 )
@@ -75,5 +77,41 @@ func TestEveryCandidateFailed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// waitGate refuses every candidate, each with its own wait.
+type waitGate map[int]time.Duration
+
+func (g waitGate) Admit(_ *admission.Request, c *plan.Candidate) (admission.Ticket, *admission.Refusal) {
+	e := dialect.Errorf(503, dialect.CodeCircuitOpen, "open")
+	e.RetryAfter, e.Transient = g[c.Provider], true
+	return nil, &admission.Refusal{Reason: "circuit_open", Error: e}
+}
+
+// TestEveryCandidatePassedOver: when no candidate is admitted, the first
+// refusal is the answer, listing every candidate passed over, with
+// retry-after the soonest any of them may be admitted.
+func TestEveryCandidatePassedOver(t *testing.T) {
+	a := plan.Candidate{Provider: 0, Model: "a-model", Primary: true, Origin: "native"}
+	b := plan.Candidate{Provider: 1, Model: "b-model", Origin: "native"}
+	up := testkit.NewUpstream(nil)
+	res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{a, b},
+		providers: testProviders(), gate: waitGate{0: 5 * time.Second, 1: 1500 * time.Millisecond}}.serve(t, up)
+	want := `{"attempts":[{"provider":"a","channel":"","model":"a-model","skipped":"circuit_open","retries":0,"retry_after_ms":5000},` +
+		`{"provider":"b","channel":"","model":"b-model","skipped":"circuit_open","retries":0,"retry_after_ms":1500}]}`
+	var got struct {
+		Error struct {
+			Pistra json.RawMessage `json:"pistra"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 503 || res.Code != dialect.CodeCircuitOpen || string(got.Error.Pistra) != want || res.Attempts != 0 {
+		t.Fatalf("%d %q after %d attempts: %s", rec.Code, res.Code, res.Attempts, rec.Body)
+	}
+	if h := rec.Header(); h.Get("Retry-After") != "2" || h.Get("X-Should-Retry") != "true" {
+		t.Errorf("retry-after %q x-should-retry %q", h.Get("Retry-After"), h.Get("X-Should-Retry"))
 	}
 }
