@@ -62,6 +62,7 @@ func providerRecords(g *plan.Graph) []record {
 				p.Retry.Max, shown(millis(p.Retry.BackoffMS)), shown(strings.Join(plan.Names(p.Retry.On), ",")))},
 			{name: "timeout", value: millis(p.TimeoutMS)},
 			{name: "failover", value: failover(g, p.Failover)},
+			{name: "circuit", value: circuit(p.Circuit)},
 			{name: "stream_usage", value: strconv.FormatBool(p.StreamUsage)},
 		}}
 	}
@@ -198,6 +199,13 @@ func millis(ms int64) string {
 		return fmt.Sprintf("%ds", ms/1000)
 	}
 	return fmt.Sprintf("%dms", ms)
+}
+
+func circuit(c *plan.Circuit) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("open after %d failures, cool down %s, %d half-open probes", c.Failures, millis(c.CoolDownMS), c.HalfOpenProbes)
 }
 
 func failover(g *plan.Graph, f plan.Failover) string {

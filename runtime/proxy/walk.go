@@ -107,7 +107,10 @@ func (x *Exchange) exhausted(last *attempt) *dialect.Error {
 	e.Attempts, e.RetryAfter = x.walk.steps, x.walk.wait
 	e.Final = x.walk.refusedRetry == x.walk.sent
 	e.Transient = !e.Final
-	e.Message = "no candidate could serve " + fmt.Sprintf("%q", x.Body.Requested()) + ": " + describeWalk(x.walk.steps)
+	e.Message = fmt.Sprintf("no candidate could serve %q: %s", x.Body.Requested(), describeWalk(x.walk.steps))
+	if last.broken {
+		e.Message += fmt.Sprintf("; the last answer could not be used: %v", last.err)
+	}
 	return e
 }
 
