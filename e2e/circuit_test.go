@@ -135,7 +135,7 @@ func (e *env) preflightCircuit(t *testing.T) (serve string, skipped []string) {
 // serves; after the cool-down one probe is let through, and its success
 // closes the circuit. A failed probe opens it again at once.
 func TestCircuitOpensSkipsAndCloses(t *testing.T) {
-	e := startCircuit(t, "600ms", "10s")
+	e := startCircuit(t, "1500ms", "10s")
 	skips := map[string]string{"provider": "up-openai", "reason": "circuit_open"}
 	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: 503})
 
@@ -148,7 +148,7 @@ func TestCircuitOpensSkipsAndCloses(t *testing.T) {
 		t.Fatalf("up-openai saw %d calls before opening, want 4", n)
 	}
 	c := e.circuit("up-openai")
-	if c.State != "open" || c.Failures != 4 || c.Since == nil || c.RetryAt == nil || c.RetryAt.Sub(*c.Since) != 600*time.Millisecond {
+	if c.State != "open" || c.Failures != 4 || c.Since == nil || c.RetryAt == nil || c.RetryAt.Sub(*c.Since) != 1500*time.Millisecond {
 		t.Fatalf("status after 4 failures: %+v", c)
 	}
 	if !strings.Contains(e.logs.String(), `"msg":"circuit open","provider":"up-openai"`) {

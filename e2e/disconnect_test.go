@@ -103,23 +103,23 @@ func TestClientLeaves(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer sk-e2e-"+c.name)
 			req.Header.Set("X-Request-Id", id)
 			answered := make(chan error, 1)
-			go func() {
+			if c.delay == 0 { // read up to the first event; the body stays open until the client leaves
 				resp, err := client.Do(req)
-				if err == nil {
-					defer resp.Body.Close()
-					if c.delay == 0 { // read up to the first event, then leave
-						lines := bufio.NewScanner(resp.Body)
-						for lines.Scan() && !strings.HasPrefix(lines.Text(), "data: ") {
-						}
-					}
-				}
-				answered <- err
-			}()
-			if c.delay == 0 {
-				if err := <-answered; err != nil {
+				if err != nil {
 					t.Fatalf("the stream did not begin: %v", err)
 				}
+				defer resp.Body.Close()
+				lines := bufio.NewScanner(resp.Body)
+				for lines.Scan() && !strings.HasPrefix(lines.Text(), "data: ") {
+				}
 			} else {
+				go func() {
+					resp, err := client.Do(req)
+					if err == nil {
+						resp.Body.Close()
+					}
+					answered <- err
+				}()
 				budgetWait(t, "the upstream to receive the request", func() bool { return fake.Calls() == int64(i+1) })
 			}
 			held, ok := e.budgetRow("leave", c.name)

@@ -194,10 +194,11 @@ func TestEveryCandidateFailedAsSDKsSeeIt(t *testing.T) {
 }
 
 // TestPassedOverCandidatesListed: a candidate the gate passes over (its
-// circuit open) is listed with its reason between the ones that were sent,
-// and its time until admission is the retry-after when it is the shortest.
+// circuit open) is listed, in order, with its reason before the one sent,
+// and its time until admission (its cool-down left, under the backup's 30s)
+// is the retry-after, being the shortest.
 func TestPassedOverCandidatesListed(t *testing.T) {
-	e := startCircuit(t, "600ms", "10s")
+	e := startCircuit(t, "5s", "10s")
 	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: 503})
 	for range 2 { // four failed attempts open up-openai's circuit
 		e.servedBy(t)
@@ -209,10 +210,10 @@ func TestPassedOverCandidatesListed(t *testing.T) {
 		steps = append(steps, s.Skipped+" "+s.String())
 	}
 	if len(got.attempts) != 2 || got.attempts[0].Skipped != "circuit_open" || got.attempts[0].RetryAfterMS <= 0 ||
-		got.attempts[0].RetryAfterMS > 600 || got.attempts[1].Provider != "backup-openai" || got.attempts[1].Status != 500 {
+		got.attempts[0].RetryAfterMS > 5000 || got.attempts[1].Provider != "backup-openai" || got.attempts[1].Status != 500 {
 		t.Fatalf("attempts %v", steps)
 	}
-	if got.status != 500 || got.retryAfter != "1" || got.shouldRetry != "true" ||
+	if got.status != 500 || got.retryAfter != "5" || got.shouldRetry != "true" ||
 		!strings.Contains(got.message, `provider "up-openai" channel "native" (gpt-4o-mini) passed over untried: circuit_open`) {
 		t.Fatalf("%d retry-after %q x-should-retry %q: %s", got.status, got.retryAfter, got.shouldRetry, got.message)
 	}
