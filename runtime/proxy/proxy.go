@@ -235,10 +235,13 @@ func (x *Exchange) Prepare(c *plan.Candidate) (ok bool, refusal *dialect.Error) 
 }
 
 // Unservable is the answer when no candidate for the requested name can be
-// served by this build.
+// served by this build. It is final: the SDKs retry any 5xx unless told
+// not to, and no retry of this one can succeed.
 func Unservable(requested string) *dialect.Error {
-	return dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
+	e := dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
 		"no candidate for %q can be served by this gateway build", requested)
+	e.Final = true
+	return e
 }
 
 // servable is the one place that passes over candidates this build cannot

@@ -66,6 +66,9 @@ func TestServeAttemptLoop(t *testing.T) {
 				t.Fatalf("got %d (result %d %q by %q), want %d %q by %q: %s", rec.Code, res.Status, res.Code, res.Provider,
 					tt.status, tt.code, tt.served, rec.Body)
 			}
+			if tt.code == dialect.CodeUnsupportedCandidate && rec.Header().Get("X-Should-Retry") != "false" {
+				t.Errorf("a 501 that no retry can fix says x-should-retry %q", rec.Header().Get("X-Should-Retry"))
+			}
 			a, b := up.Calls("a.test"), up.Calls("b.test")
 			if len(a) != tt.aN || len(b) != tt.bN || res.Attempts != tt.aN+tt.bN {
 				t.Fatalf("calls a=%d b=%d attempts=%d, want %d %d", len(a), len(b), res.Attempts, tt.aN, tt.bN)
