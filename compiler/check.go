@@ -213,6 +213,9 @@ func (c *compiler) checkResilience(name string, p srcProvider) {
 	if f := p.Failover; f != nil {
 		c.failureClasses(at("failover", "on"), f.On)
 	}
+	if cb := p.Circuit; cb != nil {
+		c.duration(at("circuit", "cool_down"), cb.CoolDown)
+	}
 }
 
 // checkModelRoutes checks a model's routes: known routes, and not an empty

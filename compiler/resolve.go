@@ -275,6 +275,9 @@ func (c *compiler) buildProvider(name string, p srcProvider, res map[string]stri
 	if p.Failover != nil {
 		out.Failover.On = p.Failover.On
 	}
+	if cb := p.Circuit; cb != nil {
+		out.Circuit = &plan.Circuit{Failures: cb.Failures, CoolDownMS: millis(&cb.CoolDown), HalfOpenProbes: cb.HalfOpenProbes}
+	}
 	return out
 }
 

@@ -38,6 +38,7 @@ type srcProvider struct {
 	Retries       *srcRetries           `json:"retries"`
 	Timeout       *string               `json:"timeout"`
 	Failover      *srcFailover          `json:"failover"`
+	Circuit       *srcCircuit           `json:"circuit"`
 	StreamUsage   bool                  `json:"stream_usage"`
 }
 
@@ -78,6 +79,12 @@ type srcRetries struct {
 type srcFailover struct {
 	To []string            `json:"to"`
 	On []plan.FailureClass `json:"on"`
+}
+
+type srcCircuit struct {
+	Failures       int    `json:"failures"`
+	CoolDown       string `json:"cool_down"`
+	HalfOpenProbes int    `json:"half_open_probes"`
 }
 
 type srcPool struct {

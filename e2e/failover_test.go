@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,19 +134,21 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-// TestLastUpstreamErrorPassedThrough: when the failover provider fails too,
-// its own error reaches the client in the same dialect.
-func TestLastUpstreamErrorPassedThrough(t *testing.T) {
+// TestLastUpstreamStatusKept: when the failover provider fails too, the
+// client gets the last upstream's status, with the gateway's account of
+// both candidates as the error.
+func TestLastUpstreamStatusKept(t *testing.T) {
 	e := start(t)
 	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: 503})
 	e.setFaults(e.backup, fakeprovider.Faults{FailStatus: 529})
 	client := e.openaiClient(keyDefault)
 	_, err := client.Chat.Completions.New(context.Background(), chatParams("fast"))
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 529 {
-		t.Fatalf("want the backup's 529, got %v", err)
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 529 || apiErr.Code != "upstream_error" ||
+		!strings.Contains(apiErr.Message, `provider "up-openai"`) || !strings.Contains(apiErr.Message, `provider "backup-openai"`) {
+		t.Fatalf("want the backup's 529 naming both providers, got %v", err)
 	}
-	if apiErr.Response.Header.Get("Pistra-Provider") != "backup-openai" || apiErr.Response.Header.Get("X-Request-Id") == "" {
+	if apiErr.Response.Header.Get("X-Should-Retry") != "true" || apiErr.Response.Header.Get("X-Request-Id") == "" {
 		t.Errorf("headers %v", apiErr.Response.Header)
 	}
 }

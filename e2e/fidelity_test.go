@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
 
 	"github.com/pistra/pistra/internal/testkit"
 )
@@ -165,8 +166,8 @@ func TestStrictToolsSkipCompatChannel(t *testing.T) {
 	e.wantOriginLogged(nativeOrigin, vendorOrigin)
 }
 
-// fidelityRefusal is what the tests read of error.pistra (OpenAI) or
-// error.details (Anthropic).
+// fidelityRefusal is what the tests read of error.pistra (both dialects),
+// and of error.details, where the Anthropic dialect still copies it.
 type fidelityRefusal struct {
 	Used       []string                `json:"used"`
 	Candidates []testkit.WireCandidate `json:"candidates"`
@@ -217,7 +218,8 @@ func TestRefusalNamesEveryLoss(t *testing.T) {
 }
 
 // TestAnthropicRefusalDetails: the Anthropic dialect carries the same
-// details under error.details, beside error_code.
+// data under error.pistra, as the OpenAI dialect does, and its deprecated
+// copy under error.details, beside error_code.
 func TestAnthropicRefusalDetails(t *testing.T) {
 	e := startWith(t, fidelityPolicy)
 	p := messageParams("claude-haiku-4-5")
@@ -229,14 +231,17 @@ func TestAnthropicRefusalDetails(t *testing.T) {
 	var raw struct {
 		Error struct {
 			Details fidelityRefusal `json:"details"`
+			Pistra  fidelityRefusal `json:"pistra"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(apiErr.RawJSON()), &raw); err != nil {
 		t.Fatal(err)
 	}
 	want := "claude-compat/compat=extended_thinking@" + claudeOrigin + "|" + claudeSource
-	if got := raw.Error.Details.lostBy(); got != want || raw.Error.Details.Candidates[0].VerifiedAt != "2026-09-15" {
-		t.Fatalf("details %s, want %s", apiErr.RawJSON(), want)
+	for _, got := range []fidelityRefusal{raw.Error.Pistra, raw.Error.Details} {
+		if got.lostBy() != want || got.Candidates[0].VerifiedAt != "2026-09-15" || strings.Join(got.Used, ",") != "extended_thinking" {
+			t.Fatalf("refusal %s, want %s in error.pistra and error.details", apiErr.RawJSON(), want)
+		}
 	}
 	if _, err := client.Messages.New(context.Background(), messageParams("claude-haiku-4-5")); err != nil {
 		t.Fatalf("a request without thinking: %v", err)
@@ -331,7 +336,7 @@ func TestCatalogReport(t *testing.T) {
 		// Anthropic clients reach native-openai through the translator: what
 		// they keep, on the translator's claim.
 		"native-openai native anthropic translation extended_thinking+audio_input+multi_choice translation:anthropic_openai  " +
-			plan.TranslationVerifiedBy + " -",
+			translate.Claim(plan.TranslateAnthropicOpenAI) + " -",
 		"relay openai-compat openai provider_compat strict_tools+structured_output " + relayOrigin + " 2026-10-01 " + relaySource + " dated",
 		"claude-compat compat anthropic provider_compat prompt_caching " + claudeOrigin + " 2026-09-15 " + claudeSource + " dated",
 	}

@@ -97,7 +97,9 @@ func TestTranslateFailover(t *testing.T) {
 
 // TestTranslateUpstreamErrors: an upstream's error status reaches each SDK
 // as its own typed error, with the status it knows (Anthropic's 529 is a
-// 503 to OpenAI clients), the upstream's message, and retry hints.
+// 503 to OpenAI clients), the upstream's message, and retry hints. The
+// Anthropic client's model fails over to a second provider, so what it
+// gets is the gateway's account of both, under the last one's status.
 func TestTranslateUpstreamErrors(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -111,9 +113,9 @@ func TestTranslateUpstreamErrors(t *testing.T) {
 		{"429 to OpenAI", false, 429, 429, "rate_limit_error", "injected failure", true},
 		{"500 to OpenAI", false, 500, 500, "api_error", "injected failure", true},
 		{"529 to OpenAI", false, 529, 503, "overloaded_error", "Overloaded", false},
-		{"429 to Anthropic", true, 429, 429, "rate_limit_error", "injected failure", true},
-		{"500 to Anthropic", true, 500, 500, "api_error", "injected failure", true},
-		{"503 to Anthropic", true, 503, 503, "overloaded_error", "injected failure", true},
+		{"429 to Anthropic", true, 429, 429, "rate_limit_error", `2. provider "backup-openai"`, true},
+		{"500 to Anthropic", true, 500, 500, "api_error", `2. provider "backup-openai"`, true},
+		{"503 to Anthropic", true, 503, 503, "api_error", `2. provider "backup-openai"`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,7 +142,7 @@ func TestTranslateUpstreamErrors(t *testing.T) {
 				}
 				resp = apiErr.Response
 			}
-			if (resp.Header.Get("Retry-After") != "") != tt.retryAfter || resp.Header.Get("Pistra-Provider") == "" {
+			if (resp.Header.Get("Retry-After") != "") != tt.retryAfter || resp.Header.Get("Pistra-Provider") == "" && !tt.anthropic {
 				t.Errorf("headers %v", resp.Header)
 			}
 		})

@@ -104,7 +104,7 @@ func (r *renderer) value(v reflect.Value, elide, flat bool) *jen.Statement {
 	case reflect.Struct:
 		return r.record(v, elide, flat)
 	case reflect.Pointer:
-		// An optional block (a provider's TLS options); a composite
+		// An optional block (a provider's TLS options or circuit); a composite
 		// literal's type cannot be elided behind &.
 		if v.IsNil() {
 			return jen.Nil()

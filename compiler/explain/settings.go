@@ -64,6 +64,7 @@ func providerRecords(g *plan.Graph) []record {
 				p.Retry.Max, shown(millis(p.Retry.BackoffMS)), shown(strings.Join(plan.Names(p.Retry.On), ","))), key: "retries"},
 			{name: "timeout", value: millis(p.TimeoutMS), key: "timeout"},
 			{name: "failover", value: failover(g, p.Failover), key: "failover"},
+			{name: "circuit", value: circuit(p.Circuit), key: "circuit"},
 			{name: "stream_usage", value: strconv.FormatBool(p.StreamUsage), key: "stream_usage"},
 		}}
 	}
@@ -221,6 +222,13 @@ func millis(ms int64) string {
 		return fmt.Sprintf("%ds", ms/1000)
 	}
 	return fmt.Sprintf("%dms", ms)
+}
+
+func circuit(c *plan.Circuit) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("open after %d failures, cool down %s, %d half-open probes", c.Failures, millis(c.CoolDownMS), c.HalfOpenProbes)
 }
 
 func failover(g *plan.Graph, f plan.Failover) string {

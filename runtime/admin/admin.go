@@ -15,6 +15,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/catalog"
+	"github.com/pistra/pistra/runtime/circuit"
 	"github.com/pistra/pistra/runtime/ledger"
 )
 
@@ -82,6 +83,9 @@ type Status struct {
 	// absent when budgets are kept in this process's memory. An empty
 	// leader means the ledger is degraded.
 	Ledger *ledger.Status `json:"ledger,omitempty"`
+	// Circuits is the state of every provider's circuit breaker, for the
+	// providers whose policy names one.
+	Circuits []circuit.Status `json:"circuits,omitempty"`
 	// Bundle identifies the build that serves.
 	Bundle BundleStatus `json:"bundle"`
 }

@@ -82,6 +82,9 @@ func verifyProviders(g *plan.Graph) error {
 		); err != nil {
 			return err
 		}
+		if err := verifyCircuit(at+".circuit", p.Circuit); err != nil {
+			return err
+		}
 		for j, ch := range p.Channels {
 			if err := knownOrEmpty(fmt.Sprintf("%s.channels[%d] (%s).auth", at, j, ch.Name), ch.Auth, plan.AuthSchemes); err != nil {
 				return err
@@ -95,6 +98,22 @@ func verifyProviders(g *plan.Graph) error {
 				return fmt.Errorf("%s.failover.to[%d]: a provider cannot fail over to itself", at, j)
 			}
 		}
+	}
+	return nil
+}
+
+// verifyCircuit holds a breaker to what the runtime can run: at least one
+// failure to open, a cool-down, and a probe count that fits its state word.
+func verifyCircuit(at string, c *plan.Circuit) error {
+	switch {
+	case c == nil:
+		return nil
+	case c.Failures < 1:
+		return fmt.Errorf("%s.failures: %d; want at least 1", at, c.Failures)
+	case c.CoolDownMS < 1:
+		return fmt.Errorf("%s.cool_down_ms: %d; want at least 1", at, c.CoolDownMS)
+	case c.HalfOpenProbes < 1 || c.HalfOpenProbes > plan.MaxHalfOpenProbes:
+		return fmt.Errorf("%s.half_open_probes: %d; want 1 to %d", at, c.HalfOpenProbes, plan.MaxHalfOpenProbes)
 	}
 	return nil
 }

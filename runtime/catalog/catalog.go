@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
 )
 
 // Row is one routable channel and the provenance of its capability claim.
@@ -63,7 +64,7 @@ func Rows(g *plan.Graph, now time.Time) []Row {
 				rows = append(rows, Row{
 					Provider: prov.Name, Channel: ch.Name, Dialect: in.Dialect(), Tier: plan.TierTranslation,
 					ModelGate: ch.ModelGate, Routes: []plan.Route{in}, Preserves: c.Preserves,
-					Origin: c.Origin, VerifiedBy: plan.TranslationVerifiedBy, Translation: c.Translate,
+					Origin: c.Origin, VerifiedBy: translate.Claim(c.Translate), Translation: c.Translate,
 				})
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/bundle/bundletest"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
 )
 
 var reportDay = time.Date(2027, 1, 15, 18, 30, 0, 0, time.UTC)
@@ -37,7 +38,7 @@ func TestRows(t *testing.T) {
 		t.Fatalf("rows %v, want %s", names, want)
 	}
 	if x := rows[1]; x.Dialect != plan.DialectOpenAI || x.Tier != plan.TierTranslation ||
-		x.Preserves != plan.AllCaps&^plan.TranslationLosses[plan.TranslateOpenAIAnthropic] || x.VerifiedBy != plan.TranslationVerifiedBy {
+		x.Preserves != plan.AllCaps&^plan.TranslationLosses[plan.TranslateOpenAIAnthropic] || x.VerifiedBy != translate.Claim(plan.TranslateOpenAIAnthropic) {
 		t.Errorf("translation row %+v", x)
 	}
 	compat := rows[2]

@@ -13,7 +13,8 @@ import (
 
 // Code is a stable, machine-readable pistra error code. Clients branch on
 // it: OpenAI-dialect errors carry it in error.code, Anthropic-dialect errors
-// in error.details.error_code. Messages may change; codes do not.
+// in error.details.error_code. Messages may change; codes do not. What a
+// refusal says as data beyond its code is error.pistra in both (Data).
 type Code string
 
 // Every code pistrad answers with, and the status it goes with.
@@ -80,6 +81,17 @@ const (
 	// CodeUpstreamTimeout (504): the upstream did not answer within the
 	// provider's timeout.
 	CodeUpstreamTimeout Code = "upstream_timeout"
+	// CodeUpstreamError (502, or the last upstream's own 5xx): the
+	// candidates tried answered with server errors or could not be used;
+	// error.pistra.attempts says which, how often and how.
+	CodeUpstreamError Code = "upstream_error"
+	// CodeUpstreamRateLimited (429): every candidate tried answered 429;
+	// retry-after is the shortest wait any of them asked for.
+	CodeUpstreamRateLimited Code = "upstream_rate_limited"
+	// CodeCircuitOpen (503): the provider's circuit is open after
+	// consecutive failures and no other candidate could take the request;
+	// retry-after is what is left of its cool-down.
+	CodeCircuitOpen Code = "circuit_open"
 	// CodeBudgetExceeded (429): a budget the key's profile draws on has no
 	// room for the request until its window resets; the message names the
 	// budget and the reset, retry-after carries it.
@@ -114,6 +126,11 @@ type Error struct {
 	// Final is set when retrying the request as sent cannot succeed, at
 	// any time: x-should-retry: false tells the SDKs not to.
 	Final bool
+	// Transient is set when a retry after RetryAfter (at once, when none)
+	// may well succeed: x-should-retry: true tells the SDKs to.
+	Transient bool
+	// Attempts is what was done with each candidate when none served.
+	Attempts []Attempt
 }
 
 // maxSDKWait is the longest retry-after the official SDKs wait for; past
@@ -124,10 +141,14 @@ const maxSDKWait = time.Minute
 // SetRetryHeaders sets retry-after from e.RetryAfter, in whole seconds
 // rounded up, and x-should-retry: false when the wait is longer than an
 // SDK would honour or no wait helps (Final), so its retries do not hammer a
-// refusal that stands.
+// refusal that stands; x-should-retry: true when a retry may help
+// (Transient).
 func (e *Error) SetRetryHeaders(h http.Header) {
-	if e.Final || e.RetryAfter > maxSDKWait {
+	switch {
+	case e.Final || e.RetryAfter > maxSDKWait:
 		h.Set("X-Should-Retry", "false")
+	case e.Transient:
+		h.Set("X-Should-Retry", "true")
 	}
 	if e.RetryAfter <= 0 {
 		return

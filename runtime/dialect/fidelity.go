@@ -5,9 +5,10 @@ import "github.com/pistra/pistra/runtime/plan"
 // Fidelity is the machine-readable part of a fidelity_loss refusal: the
 // capabilities the request uses and, for every candidate that could have
 // served it, what that candidate would drop and whose claim says so. A
-// client can fix the request in one pass from it. OpenAI-dialect errors
-// carry it as error.pistra; Anthropic-dialect errors spread its fields into
-// error.details beside error_code.
+// client can fix the request in one pass from it. Both dialects carry it
+// in error.pistra (see Data); Anthropic-dialect errors also spread it into
+// error.details beside error_code, where it was first sent, until clients
+// have moved to error.pistra.
 type Fidelity struct {
 	Used       plan.CapSet `json:"used"`
 	Candidates []Candidate `json:"candidates"`
@@ -29,4 +30,46 @@ type Candidate struct {
 	Origin     string `json:"origin"`
 	VerifiedAt string `json:"verified_at,omitempty"`
 	VerifiedBy string `json:"verified_by,omitempty"`
+}
+
+// Data is the machine-readable part of a refusal, sent as error.pistra in
+// both dialects: a fidelity refusal's capabilities and candidates, or,
+// when every candidate failed, what was done with each.
+type Data struct {
+	*Fidelity
+	// Attempts lists, in the order walked, every candidate of a request
+	// that none served: how each that was sent failed, and why each other
+	// was passed over.
+	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+// Attempt is what the attempt loop did with one candidate.
+type Attempt struct {
+	Provider string `json:"provider"`
+	Channel  string `json:"channel"`
+	Model    string `json:"model"`
+	// Skipped is why the candidate was passed over untried (circuit_open,
+	// budget_exceeded, provider_suspended, untranslatable_request, ...);
+	// empty when it was sent.
+	Skipped string `json:"skipped,omitempty"`
+	// Status is the upstream's status on the last try, absent when none
+	// came (connect, timeout).
+	Status int `json:"status,omitempty"`
+	// Failure is how the last try failed: connect, 5xx, 429, timeout or
+	// invalid_response (an answer that could not be used).
+	Failure string `json:"failure,omitempty"`
+	// Retries is how many times the candidate was re-sent after its first
+	// try.
+	Retries int `json:"retries"`
+	// RetryAfterMS is the shortest wait the upstream asked for, or, for a
+	// candidate passed over, how long until it may be admitted.
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
+}
+
+// Data is what e carries as error.pistra, nil when nothing.
+func (e *Error) Data() *Data {
+	if e.Fidelity == nil && e.Attempts == nil {
+		return nil
+	}
+	return &Data{Fidelity: e.Fidelity, Attempts: e.Attempts}
 }

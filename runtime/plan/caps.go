@@ -115,11 +115,6 @@ func (s *CapSet) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// TranslationVerifiedBy is the source of a translated candidate's claim:
-// pistra's own translators, whose tests check that each pair drops exactly
-// what TranslationLosses declares.
-const TranslationVerifiedBy = "pistra translator (runtime/translate; its tests hold each pair to TranslationLosses)"
-
 // TranslationLosses is what each wired translation pair cannot carry.
 var TranslationLosses = map[Translation]CapSet{
 	TranslateOpenAIAnthropic: Of(CapAudioInput, CapMultiChoice, CapUsageDetails),

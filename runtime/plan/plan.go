@@ -171,6 +171,9 @@ type Provider struct {
 	Retry     Retry    `json:"retry"`
 	TimeoutMS int64    `json:"timeout_ms,omitempty"`
 	Failover  Failover `json:"failover"`
+	// Circuit is the provider's circuit breaker; nil when the policy
+	// names none, and then the provider is always tried.
+	Circuit *Circuit `json:"circuit,omitempty"`
 	// StreamUsage asks OpenAI-dialect chat streams for usage on the
 	// client's behalf (stream_options.include_usage).
 	StreamUsage bool `json:"stream_usage"`
@@ -252,6 +255,19 @@ type Failover struct {
 	To []int          `json:"to,omitempty"` // provider indexes, in order
 	On []FailureClass `json:"on,omitempty"`
 }
+
+// Circuit opens after Failures consecutive failed attempts (connect, 5xx,
+// timeout): the provider is then passed over untried for CoolDownMS, after
+// which HalfOpenProbes requests per cool-down are let through to test it.
+type Circuit struct {
+	Failures       int   `json:"failures"`
+	CoolDownMS     int64 `json:"cool_down_ms"`
+	HalfOpenProbes int   `json:"half_open_probes"`
+}
+
+// MaxHalfOpenProbes bounds half_open_probes: the runtime packs the probe
+// count beside the state in one word.
+const MaxHalfOpenProbes = 63
 
 // Pool is a set of self-hosted servers reached under one name.
 type Pool struct {

@@ -82,14 +82,14 @@ func TestAdmissionSeam(t *testing.T) {
 			[]string{"admit a-model", "release a-model", "admit b-model", "settle b-model 200"}, 0},
 		{"refused primary passed over untried", map[int]bool{0: true}, []testkit.Reply{ok}, []testkit.Reply{ok}, 200, 0, 1,
 			[]string{"refuse a-model", "admit b-model", "settle b-model 200"}, 1},
-		{"refused failover: the primary's failure is the answer", map[int]bool{1: true}, []testkit.Reply{e503}, []testkit.Reply{ok}, 503, 2, 0,
+		{"refused failover: the gateway's error names both", map[int]bool{1: true}, []testkit.Reply{e503}, []testkit.Reply{ok}, 503, 2, 0,
 			[]string{"admit a-model", "release a-model", "refuse b-model"}, 1},
 		{"nothing admitted: the refusal is the answer", map[int]bool{0: true, 1: true}, []testkit.Reply{ok}, []testkit.Reply{ok}, 429, 0, 0,
 			[]string{"refuse a-model", "refuse b-model"}, 2},
 		{"nothing reached: released", nil, []testkit.Reply{refused}, []testkit.Reply{refused}, 502, 2, 1,
 			[]string{"admit a-model", "release a-model", "admit b-model", "release b-model"}, 0},
-		{"upstream error relayed: settled on it", nil, []testkit.Reply{e503}, []testkit.Reply{e503}, 503, 2, 1,
-			[]string{"admit a-model", "release a-model", "admit b-model", "settle b-model 503"}, 0},
+		{"every upstream erred: the gateway answers, released", nil, []testkit.Reply{e503}, []testkit.Reply{e503}, 503, 2, 1,
+			[]string{"admit a-model", "release a-model", "admit b-model", "release b-model"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -175,6 +175,14 @@ func (a *attempt) upstreamSaysNoRetry() bool {
 	return a.resp != nil && a.resp.Header.Get("X-Should-Retry") == "false"
 }
 
+// retryAfter is the wait a's upstream asked for, if it asked.
+func (a *attempt) retryAfter() (time.Duration, bool) {
+	if a.resp == nil {
+		return 0, false
+	}
+	return retryAfter(a.resp.Header, time.Now())
+}
+
 // retryAfter reads retry-after-ms (milliseconds, fractional allowed), then
 // retry-after (seconds or an HTTP date), as the SDKs do.
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {

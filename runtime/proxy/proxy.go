@@ -73,6 +73,8 @@ type Exchange struct {
 	// outcome is what the gate is told at settlement; kept here so telling
 	// it allocates nothing.
 	outcome admission.Outcome
+	// walk is what was done with the candidates that did not serve.
+	walk walk
 }
 
 // Serve runs the attempt loop for x and relays the answer. Each candidate
@@ -104,6 +106,7 @@ func (p *Proxy) Serve(x *Exchange) {
 		up := &x.Upstreams[c.Provider]
 		if ok, e := x.Prepare(c); !ok {
 			refused = cmp.Or(refused, e)
+			x.passedOver(c, prepareReason(e), e)
 			continue
 		}
 		if last != nil && !moveOn.Has(last.class.failure()) {
@@ -118,6 +121,7 @@ func (p *Proxy) Serve(x *Exchange) {
 		if no != nil {
 			p.Metrics.FailoverSkipped(up.Name, no.Reason)
 			refused = cmp.Or(refused, no.Error)
+			x.passedOver(c, no.Reason, no.Error)
 			continue
 		}
 		held = t
@@ -150,7 +154,7 @@ func (p *Proxy) Serve(x *Exchange) {
 		}
 	}
 	if last == nil {
-		p.answer(x, res, cmp.Or(refused, Unservable(x.Body.Requested())))
+		p.answer(x, res, x.withWalk(cmp.Or(refused, Unservable(x.Body.Requested()))))
 		return
 	}
 	if p.answerFailure(x, last, res) {
@@ -231,10 +235,13 @@ func (x *Exchange) Prepare(c *plan.Candidate) (ok bool, refusal *dialect.Error) 
 }
 
 // Unservable is the answer when no candidate for the requested name can be
-// served by this build.
+// served by this build. It is final: the SDKs retry any 5xx unless told
+// not to, and no retry of this one can succeed.
 func Unservable(requested string) *dialect.Error {
-	return dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
+	e := dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
 		"no candidate for %q can be served by this gateway build", requested)
+	e.Final = true
+	return e
 }
 
 // servable is the one place that passes over candidates this build cannot
@@ -275,36 +282,34 @@ func primaryProvider(x *Exchange) int {
 // cap is waiting for an answer the upstream said would not come: the loop
 // moves on at once instead, and counts why.
 func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstream, res *record.Record, next upstream.Classes) *attempt {
+	var asked time.Duration // the shortest retry-after the upstream asked for
 	for try := 0; ; try++ {
 		a := p.send(x, c, up)
 		res.Attempts++
+		x.observe(c.Provider, a.class)
 		if a.class == classNone || a.class == classCanceled {
 			return a
 		}
+		ra, askedWait := a.retryAfter()
+		if askedWait && ra > 0 && (asked == 0 || ra < asked) {
+			asked = ra
+		}
 		if try >= up.Retry.Max || !up.Retry.On.Has(a.class.failure()) || a.upstreamSaysNoRetry() {
+			x.failed(c, a, try, asked)
 			return a
 		}
-		if next.Has(a.class.failure()) && p.asksTooLong(a) {
+		if next.Has(a.class.failure()) && ra > p.MaxRetryWait {
 			p.Metrics.RetrySkipped(up.Name, metrics.RetryAfterOverCap)
+			x.failed(c, a, try, asked)
 			return a
 		}
-		wait := p.retryWait(up, try, a)
+		wait := p.retryWait(up, try, ra, askedWait)
 		a.discard()
 		p.Metrics.Retry(up.Name, a.class.String())
 		if !sleep(x.Client, wait) {
 			return &attempt{class: classCanceled, err: x.Client.Context().Err()}
 		}
 	}
-}
-
-// asksTooLong reports whether a's upstream asked, in retry-after(-ms), for
-// a longer wait than the proxy allows.
-func (p *Proxy) asksTooLong(a *attempt) bool {
-	if a.resp == nil {
-		return false
-	}
-	ra, ok := retryAfter(a.resp.Header, time.Now())
-	return ok && ra > p.MaxRetryWait
 }
 
 // failoverAfter reports whether a candidate of another provider than prov
@@ -321,13 +326,12 @@ func (x *Exchange) failoverAfter(ci, prov int) bool {
 }
 
 // retryWait is the provider's backoff, doubled per retry, or what the
-// upstream asked for in retry-after(-ms), capped at MaxRetryWait.
-func (p *Proxy) retryWait(up *upstream.Upstream, try int, a *attempt) time.Duration {
+// upstream asked for in retry-after(-ms) (ra, when asked), capped at
+// MaxRetryWait.
+func (p *Proxy) retryWait(up *upstream.Upstream, try int, ra time.Duration, asked bool) time.Duration {
 	d := up.Retry.Backoff << min(try, 16)
-	if a.resp != nil {
-		if ra, ok := retryAfter(a.resp.Header, time.Now()); ok {
-			d = ra
-		}
+	if asked {
+		d = ra
 	}
 	return min(d, p.MaxRetryWait)
 }
@@ -346,29 +350,21 @@ func sleep(r *http.Request, d time.Duration) bool {
 	}
 }
 
-// answerFailure answers after the last attempt failed: the upstream's own
-// error when there was one (same dialect, so the client's SDK reads it as
-// it would from the provider), else a gateway error naming the class. It
-// reports whether the upstream's answer was relayed.
+// answerFailure answers after the last attempt failed. When the request
+// went to one candidate only, the upstream's own error is relayed (same
+// dialect, so the client's SDK reads it as it would from the provider);
+// otherwise, or when no upstream answered, the gateway's own error names
+// every candidate and how each failed. It reports whether the upstream's
+// answer was relayed.
 func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *record.Record) (relayed bool) {
 	res.Err = last.err
 	res.SetOriginHeader(x.W.Header())
-	if last.resp != nil {
+	if last.resp != nil && len(x.walk.steps) == 1 {
 		p.relay(x, last, res)
 		return true
 	}
 	last.discard()
-	switch {
-	case last.class == classTimeout:
-		p.answer(x, res, dialect.Errorf(http.StatusGatewayTimeout, dialect.CodeUpstreamTimeout,
-			"provider %q did not answer within its timeout", last.up.Name))
-	case last.broken:
-		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamInvalidResponse,
-			"provider %q answered with an answer that could not be used: %v", last.up.Name, last.err))
-	default:
-		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamUnreachable,
-			"provider %q could not be reached", last.up.Name))
-	}
+	p.answer(x, res, x.exhausted(last))
 	return false
 }
 

@@ -50,7 +50,8 @@ func TestServeAttemptLoop(t *testing.T) {
 		{"429 not in failover.on stays", []plan.Candidate{a, b}, []testkit.Reply{e429}, []testkit.Reply{ok}, 429, "", "a", 2, 0, false},
 		{"4xx relayed at once", []plan.Candidate{a, b}, []testkit.Reply{e400}, []testkit.Reply{ok}, 400, "", "a", 1, 0, false},
 		{"connect retried", []plan.Candidate{a, b}, []testkit.Reply{refused, ok}, []testkit.Reply{ok}, 200, "", "a", 2, 0, false},
-		{"last upstream error relayed", []plan.Candidate{a, b}, []testkit.Reply{e503}, []testkit.Reply{e503}, 503, "", "b", 2, 1, true},
+		{"a lone candidate's error relayed", []plan.Candidate{a}, []testkit.Reply{e503}, nil, 503, "", "a", 2, 0, false},
+		{"every upstream erred: the gateway answers", []plan.Candidate{a, b}, []testkit.Reply{e503}, []testkit.Reply{e503}, 503, dialect.CodeUpstreamError, metrics.NoProvider, 2, 1, true},
 		{"nothing reachable", []plan.Candidate{a, b}, []testkit.Reply{refused}, []testkit.Reply{refused}, 502, dialect.CodeUpstreamUnreachable, metrics.NoProvider, 2, 1, true},
 		{"x-should-retry false skips the retry", []plan.Candidate{a, b}, []testkit.Reply{testkit.JSON(503, `{}`, "X-Should-Retry", "false")}, []testkit.Reply{ok}, 200, "", "b", 1, 1, true},
 		{"pool passed over", []plan.Candidate{pool, b}, []testkit.Reply{ok}, []testkit.Reply{ok}, 200, "", "b", 0, 1, true},
@@ -64,6 +65,9 @@ func TestServeAttemptLoop(t *testing.T) {
 			if rec.Code != tt.status || res.Status != tt.status || res.Code != tt.code || res.ProviderLabel() != tt.served {
 				t.Fatalf("got %d (result %d %q by %q), want %d %q by %q: %s", rec.Code, res.Status, res.Code, res.Provider,
 					tt.status, tt.code, tt.served, rec.Body)
+			}
+			if tt.code == dialect.CodeUnsupportedCandidate && rec.Header().Get("X-Should-Retry") != "false" {
+				t.Errorf("a 501 that no retry can fix says x-should-retry %q", rec.Header().Get("X-Should-Retry"))
 			}
 			a, b := up.Calls("a.test"), up.Calls("b.test")
 			if len(a) != tt.aN || len(b) != tt.bN || res.Attempts != tt.aN+tt.bN {

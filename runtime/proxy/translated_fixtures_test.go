@@ -14,6 +14,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/upstream"
 )
 
@@ -80,6 +81,9 @@ type call struct {
 	skips []plan.Skip
 	// maxAnswer is the proxy's MaxAnswerBytes.
 	maxAnswer int
+	// snap is what the gate is told the request is served under (its
+	// circuit breakers included); nil for none.
+	snap *snapshot.Snapshot
 }
 
 func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCounter) {
@@ -128,7 +132,7 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 	var rec record.Record
 	p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
 		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order, Skips: c.skips,
-		Admission: admission.Request{Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()},
+		Admission: admission.Request{Snapshot: c.snap, Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()},
 		Record:    &rec})
 	return rec, w
 }

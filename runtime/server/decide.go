@@ -9,6 +9,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
 )
 
 // decision is what routing decided for one request before any upstream is
@@ -131,7 +132,7 @@ func describe(g *plan.Graph, c *plan.Candidate, used plan.CapSet) dialect.Candid
 	}
 	if c.Translate != plan.TranslateNone {
 		// The claim is the translator's, not the native channel's it rides.
-		d.VerifiedAt, d.VerifiedBy = "", plan.TranslationVerifiedBy
+		d.VerifiedAt, d.VerifiedBy = "", translate.Claim(c.Translate)
 	}
 	return d
 }

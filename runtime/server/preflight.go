@@ -22,7 +22,8 @@ const (
 
 // preflightNote is what every preflight answer says about itself.
 const preflightNote = "no upstream call was made: this answers routing and fidelity only " +
-	"(which candidate would serve and what it would drop), not availability, budgets or output"
+	"(which candidate would serve and what it would drop, past suspended providers and open circuits), " +
+	"not availability, budgets or output"
 
 // preflightAnswer is the body of a successful preflight.
 type preflightAnswer struct {
@@ -63,6 +64,9 @@ type skipped struct {
 	// Translate is the pair a skipped translation candidate would have
 	// ridden.
 	Translate plan.Translation `json:"translate,omitempty"`
+	// RetryAfterMS is, for a candidate passed over now (circuit_open),
+	// how long until it may be admitted again.
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 }
 
 // preflight answers POST /v1/preflight for the caller's own key. The body
@@ -156,11 +160,14 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 		c := &d.cands[ci]
 		ok, e := px.Prepare(c)
 		if ok {
-			if no := s.suspended(x, c); no != nil {
+			if no := cmp.Or(s.suspended(x, c), circuitOpen(x.snap, c)); no != nil {
 				if no.Final {
 					return no.Error // a suspended primary refuses the request
 				}
-				a.Skipped = append(a.Skipped, skipped{Provider: g.Providers[c.Provider].Name, Model: c.Model, Reason: no.Reason})
+				prov := &g.Providers[c.Provider]
+				a.Skipped = append(a.Skipped, skipped{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Reason: no.Reason,
+					RetryAfterMS: no.Error.RetryAfter.Milliseconds()})
+				refused = cmp.Or(refused, no.Error)
 				continue
 			}
 			a.AttemptOrder = append(a.AttemptOrder, describe(g, c, d.used))

@@ -32,6 +32,7 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 			up.Transport = proxy.NewTLSTransport(s.opts.Transport, up.TLS)
 		}
 	}
+	snap.Circuits = s.circuits.For(g)
 	return snap, nil
 }
 
@@ -80,6 +81,7 @@ func (s *Server) Status() admin.Status {
 		LastReloadError: s.lastReloadErr,
 		LastFlush:       s.budgets.LastFlush(),
 		Bundle:          s.bundleStatus(snap.Graph),
+		Circuits:        circuitStatus(snap, time.Now()),
 	}
 	if h := s.opts.LedgerHealth; h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -22,6 +22,7 @@ import (
 	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/bundle"
+	"github.com/pistra/pistra/runtime/circuit"
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
@@ -95,6 +96,8 @@ type Server struct {
 	scrape  http.Handler
 	proxy   *proxy.Proxy
 	budgets *budget.Gate
+	// circuits keeps the providers' breakers across reloads.
+	circuits *circuit.Set
 	// stopFlush ends the budget flush loop; flushed is closed once it has
 	// made its last flush.
 	stopFlush context.CancelFunc
@@ -123,9 +126,11 @@ func New(o Options) (*Server, error) {
 	if o.DegradedShare > 0 {
 		s.budgets.SetDegradedShare(o.DegradedShare)
 	}
-	var gate admission.Gate = s.budgets
+	s.circuits = circuit.NewSet(s.logCircuit)
+	// An open circuit is checked before a budget is held for the candidate.
+	gate := admission.Gates{circuitGate{}, s.budgets}
 	if o.Suspensions != nil {
-		gate = admission.Gates{suspensionGate{o.Suspensions}, s.budgets}
+		gate = admission.Gates{suspensionGate{o.Suspensions}, circuitGate{}, s.budgets}
 	}
 	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: gate,
 		MaxAnswerBytes: o.MaxAnswerBytes}

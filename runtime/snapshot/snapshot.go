@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pistra/pistra/runtime/circuit"
 	"github.com/pistra/pistra/runtime/expr"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/upstream"
@@ -29,6 +30,11 @@ type Snapshot struct {
 	Upstreams []upstream.Upstream
 	// Programs are the bundle's CEL programs, loaded once.
 	Programs *expr.Programs
+	// Circuits holds each provider's circuit breaker, indexed like
+	// Graph.Providers (nil where it has none, or the whole slice nil).
+	// The breakers outlive the snapshot: the server carries them across
+	// reloads by provider name.
+	Circuits []*circuit.Breaker
 	// Source says where the graph came from ("compiled-in", a bundle path).
 	Source   string
 	LoadedAt time.Time
@@ -143,4 +149,13 @@ func dialectIndex(d plan.Dialect) int {
 		return dialectAnthropic
 	}
 	return dialectOpenAI
+}
+
+// Circuit is provider p's breaker, nil when it has none (or there is no
+// snapshot, as in the proxy's own tests).
+func (s *Snapshot) Circuit(p int) *circuit.Breaker {
+	if s != nil && p < len(s.Circuits) {
+		return s.Circuits[p]
+	}
+	return nil
 }

@@ -119,6 +119,7 @@ func openAI() plan.Provider {
 		Retry:       plan.Retry{Max: 2, BackoffMS: 250, On: []plan.FailureClass{plan.FailureConnect, plan.Failure5xx, plan.Failure429}},
 		TimeoutMS:   30_000,
 		Failover:    plan.Failover{To: []int{1}, On: []plan.FailureClass{plan.Failure5xx, plan.FailureTimeout}},
+		Circuit:     &plan.Circuit{Failures: 5, CoolDownMS: 30_000, HalfOpenProbes: 2},
 		StreamUsage: true,
 	}
 }

@@ -31,10 +31,14 @@ type errorObject struct {
 	Type    string       `json:"type"`
 	Message string       `json:"message"`
 	Details errorDetails `json:"details"`
+	// Pistra carries a refusal's data, under the same name as in the
+	// OpenAI dialect.
+	Pistra *dialect.Data `json:"pistra,omitempty"`
 }
 
-// errorDetails carries the pistra code where the SDKs read ErrorCode(),
-// and beside it the fields of a fidelity refusal's details, if any.
+// errorDetails carries the pistra code, and beside it, for clients written
+// before error.pistra, the fields of a fidelity refusal (deprecated: read
+// error.pistra).
 type errorDetails struct {
 	ErrorCode string `json:"error_code"`
 	*dialect.Fidelity
@@ -63,6 +67,7 @@ func errorJSON(requestID string, e *dialect.Error) []byte {
 			Type:    ErrorType(e.Status),
 			Message: e.Message,
 			Details: errorDetails{ErrorCode: string(e.Code), Fidelity: e.Fidelity},
+			Pistra:  e.Data(),
 		},
 		RequestID: requestID,
 	})

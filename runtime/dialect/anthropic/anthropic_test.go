@@ -87,26 +87,29 @@ func TestPaging(t *testing.T) {
 	}
 }
 
-// TestFidelityDetails: a fidelity refusal's details sit in error.details
-// beside error_code.
+// TestFidelityDetails: a fidelity refusal's data is error.pistra, as in
+// the OpenAI dialect, and is also spread into error.details beside
+// error_code for clients written before error.pistra.
 func TestFidelityDetails(t *testing.T) {
 	f := &dialect.Fidelity{Used: plan.Of(plan.CapExtendedThinking), Candidates: []dialect.Candidate{{
 		Provider: "bedrockish", Channel: "compat", Tier: plan.TierProviderCompat, Model: "claude",
 		Lost: plan.Of(plan.CapExtendedThinking), Origin: "overlays/b.cue", VerifiedBy: "https://b.example",
 	}}}
+	const data = `"used":["extended_thinking"],"candidates":[{"provider":"bedrockish","channel":"compat",` +
+		`"tier":"provider_compat","model":"claude","lost":["extended_thinking"],"origin":"overlays/b.cue","verified_by":"https://b.example"}]`
 	for _, tt := range []struct {
-		fid  *dialect.Fidelity
-		want string
+		fid          *dialect.Fidelity
+		want, pistra string
 	}{
-		{f, `{"error_code":"fidelity_loss","used":["extended_thinking"],"candidates":[{"provider":"bedrockish","channel":"compat",` +
-			`"tier":"provider_compat","model":"claude","lost":["extended_thinking"],"origin":"overlays/b.cue","verified_by":"https://b.example"}]}`},
-		{nil, `{"error_code":"fidelity_loss"}`},
+		{f, `{"error_code":"fidelity_loss",` + data + `}`, `{` + data + `}`},
+		{nil, `{"error_code":"fidelity_loss"}`, ``},
 	} {
 		rec := httptest.NewRecorder()
 		Dialect{}.WriteError(rec, "req_1", &dialect.Error{Status: 400, Code: dialect.CodeFidelityLoss, Message: "lossy", Fidelity: tt.fid})
 		var got struct {
 			Error struct {
 				Details json.RawMessage `json:"details"`
+				Pistra  json.RawMessage `json:"pistra"`
 			} `json:"error"`
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
@@ -114,6 +117,9 @@ func TestFidelityDetails(t *testing.T) {
 		}
 		if string(got.Error.Details) != tt.want {
 			t.Errorf("details %s\nwant    %s", got.Error.Details, tt.want)
+		}
+		if string(got.Error.Pistra) != tt.pistra {
+			t.Errorf("pistra %s\nwant   %s", got.Error.Pistra, tt.pistra)
 		}
 	}
 }

@@ -28,16 +28,16 @@ type errorObject struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    string  `json:"code"`
-	// Pistra carries the details of a fidelity refusal; the SDKs keep
-	// unknown members in the error's raw JSON.
-	Pistra *dialect.Fidelity `json:"pistra,omitempty"`
+	// Pistra carries a refusal's data; the SDKs keep unknown members in
+	// the error's raw JSON.
+	Pistra *dialect.Data `json:"pistra,omitempty"`
 }
 
 // WriteError answers with {"error":{"message","type","param","code"}}; the
 // pistra code goes in code, which the SDKs surface as err.Code, and a
-// fidelity refusal adds error.pistra.
+// refusal's data goes in error.pistra.
 func (Dialect) WriteError(w http.ResponseWriter, requestID string, e *dialect.Error) {
-	obj := errorObject{Message: e.Message, Type: ErrorType(e.Status), Code: string(e.Code), Pistra: e.Fidelity}
+	obj := errorObject{Message: e.Message, Type: ErrorType(e.Status), Code: string(e.Code), Pistra: e.Data()}
 	if e.Param != "" {
 		obj.Param = &e.Param
 	}

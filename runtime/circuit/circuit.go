@@ -1,0 +1,244 @@
+// Package circuit keeps each provider's circuit breaker: closed while the
+// provider answers, open (passed over untried) for a cool-down after too
+// many failed attempts in a row, then half-open, when a bounded number of
+// probe requests per cool-down are let through and the first verdict
+// closes or re-opens it.
+//
+// A breaker's whole state (closed, open or half-open, since when, and the
+// probes taken) is one atomic word, so the hot path is a load on a closed
+// breaker and a compare-and-swap on a transition; nothing locks.
+//
+// Breakers outlive snapshots: a Set keys them by provider name, and a
+// reload keeps the state of every provider it still declares.
+package circuit
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+// State is where a breaker is.
+type State uint8
+
+const (
+	Closed State = iota
+	Open
+	HalfOpen
+)
+
+var stateNames = [...]string{Closed: "closed", Open: "open", HalfOpen: "half_open"}
+
+func (s State) String() string { return stateNames[s] }
+
+// MarshalText spells the state for status answers.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// The word packs, low bits first: the state (2 bits), the probes taken in
+// the current half-open window (6 bits, up to plan.MaxHalfOpenProbes), and
+// the time the state began, in milliseconds since the Unix epoch.
+const (
+	stateBits = 2
+	probeBits = 6
+	probeMask = 1<<probeBits - 1
+	timeShift = stateBits + probeBits
+)
+
+func pack(s State, probes uint64, since time.Time) uint64 {
+	return uint64(since.UnixMilli())<<timeShift | probes<<stateBits | uint64(s)
+}
+
+func stateOf(w uint64) State     { return State(w & (1<<stateBits - 1)) }
+func probesOf(w uint64) uint64   { return w >> stateBits & probeMask }
+func sinceOf(w uint64) time.Time { return time.UnixMilli(int64(w >> timeShift)) }
+func elapsed(w uint64, now time.Time) time.Duration {
+	return time.Duration(now.UnixMilli()-int64(w>>timeShift)) * time.Millisecond
+}
+
+// Config is a breaker's policy.
+type Config struct {
+	// Failures is how many failed attempts in a row open the breaker.
+	Failures int64
+	// CoolDown is how long it stays open, and how long a half-open window
+	// waits for a probe's verdict before letting new probes through.
+	CoolDown time.Duration
+	// Probes is how many requests a half-open window lets through.
+	Probes uint64
+}
+
+func configOf(c *plan.Circuit) Config {
+	return Config{Failures: int64(c.Failures), CoolDown: time.Duration(c.CoolDownMS) * time.Millisecond, Probes: uint64(c.HalfOpenProbes)}
+}
+
+// Change is told of every transition, for the log.
+type Change func(provider string, from, to State, failures int64)
+
+// Breaker is one provider's circuit breaker. It is safe for concurrent use.
+type Breaker struct {
+	name   string
+	word   atomic.Uint64
+	fails  atomic.Int64 // consecutive failed attempts
+	cfg    atomic.Pointer[Config]
+	change Change
+}
+
+// Allow reports whether a request may be sent to the provider at now. A
+// closed breaker allows everything; an open one nothing until its
+// cool-down has passed, when it turns half-open; a half-open one allows
+// Probes requests per cool-down. When it refuses, wait is how long until
+// it may allow one again.
+func (b *Breaker) Allow(now time.Time) (ok bool, wait time.Duration) {
+	cfg := b.cfg.Load()
+	for {
+		w := b.word.Load()
+		switch stateOf(w) {
+		case Closed:
+			return true, 0
+		case Open:
+			if left := cfg.CoolDown - elapsed(w, now); left > 0 {
+				return false, left
+			}
+			if b.word.CompareAndSwap(w, pack(HalfOpen, 0, now)) {
+				b.changed(Open, HalfOpen)
+			}
+		case HalfOpen:
+			left := cfg.CoolDown - elapsed(w, now)
+			if left <= 0 {
+				// No verdict came within a cool-down (the probes were
+				// cancelled or are still running): a new window.
+				b.word.CompareAndSwap(w, pack(HalfOpen, 0, now))
+				continue
+			}
+			n := probesOf(w)
+			if n >= cfg.Probes {
+				return false, left
+			}
+			if b.word.CompareAndSwap(w, w&^(probeMask<<stateBits)|(n+1)<<stateBits) {
+				return true, 0
+			}
+		}
+	}
+}
+
+// Peek reports what Allow would say at now without taking a probe or
+// turning the breaker half-open: what preflight shows.
+func (b *Breaker) Peek(now time.Time) (ok bool, wait time.Duration) {
+	cfg := b.cfg.Load()
+	w := b.word.Load()
+	left := cfg.CoolDown - elapsed(w, now)
+	switch {
+	case stateOf(w) == Closed, left <= 0:
+		return true, 0
+	case stateOf(w) == HalfOpen && probesOf(w) < cfg.Probes:
+		return true, 0
+	}
+	return false, left
+}
+
+// Success records an attempt the provider answered (any status but a
+// counted failure): the failure run ends, and a half-open breaker closes.
+func (b *Breaker) Success(now time.Time) {
+	if b.fails.Load() != 0 {
+		b.fails.Store(0)
+	}
+	w := b.word.Load()
+	if stateOf(w) == HalfOpen && b.word.CompareAndSwap(w, pack(Closed, 0, now)) {
+		b.changed(HalfOpen, Closed)
+	}
+}
+
+// Failure records a failed attempt: the run grows, and a closed breaker
+// whose run reaches Failures opens, as does a half-open one at once. A
+// failure while open (an attempt sent before it opened) changes nothing.
+func (b *Breaker) Failure(now time.Time) {
+	n := b.fails.Add(1)
+	w := b.word.Load()
+	switch stateOf(w) {
+	case Closed:
+		if n >= b.cfg.Load().Failures && b.word.CompareAndSwap(w, pack(Open, 0, now)) {
+			b.changed(Closed, Open)
+		}
+	case HalfOpen:
+		if b.word.CompareAndSwap(w, pack(Open, 0, now)) {
+			b.changed(HalfOpen, Open)
+		}
+	}
+}
+
+func (b *Breaker) changed(from, to State) {
+	if b.change != nil {
+		b.change(b.name, from, to, b.fails.Load())
+	}
+}
+
+// Status is a breaker's state as the admin status shows it.
+type Status struct {
+	Provider string `json:"provider"`
+	State    State  `json:"state"`
+	// Failures is the current run of failed attempts.
+	Failures  int64 `json:"consecutive_failures"`
+	Threshold int64 `json:"failures_to_open"`
+	// Since is when the state began (zero for a breaker never opened);
+	// RetryAt, for an open or half-open breaker, is when it next lets a
+	// request through, at the latest.
+	Since   *time.Time `json:"since,omitempty"`
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+	// Probes is how many probes the current half-open window let through.
+	Probes uint64 `json:"probes,omitempty"`
+}
+
+// Status reads the breaker at now.
+func (b *Breaker) Status(now time.Time) Status {
+	cfg := b.cfg.Load()
+	w := b.word.Load()
+	st := Status{Provider: b.name, State: stateOf(w), Failures: b.fails.Load(), Threshold: cfg.Failures, Probes: probesOf(w)}
+	if w>>timeShift != 0 {
+		since := sinceOf(w).UTC()
+		st.Since = &since
+	}
+	if st.State != Closed {
+		at := sinceOf(w).Add(cfg.CoolDown).UTC()
+		st.RetryAt = &at
+	}
+	return st
+}
+
+// Set is the breakers of every provider whose policy names one, by name,
+// across reloads.
+type Set struct {
+	mu     sync.Mutex
+	byName map[string]*Breaker
+	change Change
+}
+
+// NewSet starts an empty set; change, if not nil, is told of every
+// transition.
+func NewSet(change Change) *Set { return &Set{byName: map[string]*Breaker{}, change: change} }
+
+// For returns the breakers of g's providers, indexed like g.Providers (nil
+// where a provider has none). A provider the set already knows keeps its
+// state under its new configuration; the breakers of providers g no longer
+// declares, or declares without a circuit, are dropped.
+func (s *Set) For(g *plan.Graph) []*Breaker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Breaker, len(g.Providers))
+	keep := make(map[string]*Breaker, len(s.byName))
+	for i := range g.Providers {
+		p := &g.Providers[i]
+		if p.Circuit == nil {
+			continue
+		}
+		b := s.byName[p.Name]
+		if b == nil {
+			b = &Breaker{name: p.Name, change: s.change}
+		}
+		cfg := configOf(p.Circuit)
+		b.cfg.Store(&cfg)
+		out[i], keep[p.Name] = b, b
+	}
+	s.byName = keep
+	return out
+}

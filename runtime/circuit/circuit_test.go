@@ -1,0 +1,157 @@
+package circuit
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pistra/pistra/runtime/plan"
+)
+
+func graph(circuits ...*plan.Circuit) *plan.Graph {
+	g := &plan.Graph{}
+	for i, c := range circuits {
+		g.Providers = append(g.Providers, plan.Provider{Name: string(rune('a' + i)), Circuit: c})
+	}
+	return g
+}
+
+var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func TestOpensAfterConsecutiveFailures(t *testing.T) {
+	var changes []string
+	set := NewSet(func(p string, from, to State, _ int64) {
+		changes = append(changes, p+":"+from.String()+">"+to.String())
+	})
+	b := set.For(graph(&plan.Circuit{Failures: 3, CoolDownMS: 10_000, HalfOpenProbes: 1}))[0]
+	b.Failure(t0)
+	b.Failure(t0)
+	b.Success(t0) // the run ends: two more do not open it
+	b.Failure(t0)
+	b.Failure(t0)
+	if ok, _ := b.Allow(t0); !ok {
+		t.Fatal("opened after 2 consecutive failures, want 3")
+	}
+	b.Failure(t0.Add(time.Second))
+	ok, wait := b.Allow(t0.Add(3 * time.Second))
+	if ok || wait != 8*time.Second {
+		t.Fatalf("after 3 failures: allow=%v wait=%v, want refused with 8s left", ok, wait)
+	}
+	st := b.Status(t0.Add(3 * time.Second))
+	if st.State != Open || st.Failures != 3 || !st.Since.Equal(t0.Add(time.Second)) || !st.RetryAt.Equal(t0.Add(11*time.Second)) {
+		t.Fatalf("status %+v", st)
+	}
+	if len(changes) != 1 || changes[0] != "a:closed>open" {
+		t.Fatalf("changes %v", changes)
+	}
+}
+
+func TestHalfOpenProbesThenCloseOrReopen(t *testing.T) {
+	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 2}))[0]
+	b.Failure(t0)
+	at := t0.Add(time.Second)
+	if ok, _ := b.Peek(at); !ok {
+		t.Fatal("peek after the cool-down: refused")
+	}
+	if b.Status(at).State != Open {
+		t.Fatal("peek changed the state")
+	}
+	for i := range 2 {
+		if ok, _ := b.Allow(at); !ok {
+			t.Fatalf("probe %d refused", i)
+		}
+	}
+	if ok, wait := b.Allow(at.Add(100 * time.Millisecond)); ok || wait != 900*time.Millisecond {
+		t.Fatalf("third request in the window: allow=%v wait=%v, want refused, 900ms", ok, wait)
+	}
+	if ok, _ := b.Peek(at); ok {
+		t.Fatal("peek allows past the probes")
+	}
+	b.Failure(at.Add(200 * time.Millisecond)) // a probe failed: open again, for a whole cool-down
+	if ok, wait := b.Allow(at.Add(300 * time.Millisecond)); ok || wait != 900*time.Millisecond {
+		t.Fatalf("after a failed probe: allow=%v wait=%v", ok, wait)
+	}
+	at = at.Add(1200 * time.Millisecond)
+	if ok, _ := b.Allow(at); !ok {
+		t.Fatal("probe after the second cool-down refused")
+	}
+	b.Success(at)
+	if st := b.Status(at); st.State != Closed || st.Failures != 0 || st.RetryAt != nil {
+		t.Fatalf("after a good probe: %+v", st)
+	}
+	if ok, _ := b.Allow(at); !ok {
+		t.Fatal("closed breaker refuses")
+	}
+}
+
+// A half-open window whose probes never report (cancelled, or refused by a
+// later gate) lets new probes through after a cool-down instead of staying
+// shut for ever.
+func TestHalfOpenWindowRenews(t *testing.T) {
+	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
+	b.Failure(t0)
+	if ok, _ := b.Allow(t0.Add(time.Second)); !ok {
+		t.Fatal("first probe refused")
+	}
+	if ok, _ := b.Allow(t0.Add(1500 * time.Millisecond)); ok {
+		t.Fatal("second probe in the same window allowed")
+	}
+	if ok, _ := b.Allow(t0.Add(2 * time.Second)); !ok {
+		t.Fatal("a new window did not open after a cool-down without a verdict")
+	}
+}
+
+// Probes are bounded under concurrency: the count lives in the CAS'd word.
+func TestProbesBoundedConcurrently(t *testing.T) {
+	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 3}))[0]
+	b.Failure(t0)
+	at := t0.Add(time.Second)
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			if ok, _ := b.Allow(at); ok {
+				allowed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := allowed.Load(); n != 3 {
+		t.Fatalf("%d probes let through, want 3", n)
+	}
+}
+
+// A reload keeps the state of the providers it still declares with a
+// circuit, under the new configuration, and drops the others.
+func TestSetKeepsStateAcrossReloads(t *testing.T) {
+	set := NewSet(nil)
+	first := set.For(graph(&plan.Circuit{Failures: 2, CoolDownMS: 1000, HalfOpenProbes: 1}, &plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))
+	first[0].Failure(t0)
+	first[1].Failure(t0)
+	g := graph(&plan.Circuit{Failures: 1, CoolDownMS: 5000, HalfOpenProbes: 1}, nil)
+	second := set.For(g)
+	if second[0] != first[0] || second[1] != nil {
+		t.Fatalf("reload: %v", second)
+	}
+	if ok, _ := second[0].Allow(t0); !ok {
+		t.Fatal("open before a further failure")
+	}
+	second[0].Failure(t0) // run of 2 against the new threshold of 1
+	if ok, wait := second[0].Allow(t0.Add(time.Second)); ok || wait != 4*time.Second {
+		t.Fatalf("new cool-down not applied: allow=%v wait=%v", ok, wait)
+	}
+	g.Providers[1].Circuit = &plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}
+	if third := set.For(g); third[1] == first[1] {
+		t.Fatal("a breaker dropped by a reload came back with its old state")
+	}
+}
+
+func BenchmarkAllowClosed(b *testing.B) {
+	br := NewSet(nil).For(graph(&plan.Circuit{Failures: 5, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
+	now := time.Now()
+	for b.Loop() {
+		br.Allow(now)
+		br.Success(now)
+	}
+}
