@@ -48,6 +48,9 @@ type Options struct {
 	Faults Faults
 	// Usage shapes reported usage from the start; SetUsage changes it.
 	Usage Usage
+	// Chaos, when its Rate is set, draws a fault for each call, in place
+	// of Faults; SetChaos changes it.
+	Chaos Chaos
 }
 
 // maxBodyBytes bounds a request body, like the real APIs do.
@@ -61,6 +64,7 @@ type Server struct {
 	models  []string
 	faults  faultState
 	usage   atomic.Pointer[Usage]
+	chaos   atomic.Pointer[chaosState]
 	rec     recorder
 	calls   atomic.Int64
 	ids     atomic.Uint64
@@ -87,6 +91,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.faults.set(opts.Faults)
 	s.SetUsage(opts.Usage)
+	if err := s.SetChaos(opts.Chaos); err != nil {
+		return nil, fmt.Errorf("fakeprovider: %w", err)
+	}
 	var seed [8]byte
 	_, _ = rand.Read(seed[:])
 	s.idSeed = binary.LittleEndian.Uint64(seed[:])
@@ -171,6 +178,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.calls.Add(1)
 
 	a, fail := s.faults.take()
+	if cs := s.chaos.Load(); cs != nil {
+		var reset bool
+		if a, fail, reset = cs.draw(x); reset {
+			x.resetConnection()
+			return
+		}
+	}
 	f := a.faults()
 	x.faults, x.active = f, a
 	if !sleepCtx(r.Context(), f.FirstByteDelay) {
