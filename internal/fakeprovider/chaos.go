@@ -3,6 +3,7 @@ package fakeprovider
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -160,6 +161,8 @@ type chaosState struct {
 	salt uint64 // the dialect's, so a process's two servers draw apart
 	mu   sync.Mutex
 	seen map[uint64]uint64
+	// drawn counts the faults injected, by kind (under mu).
+	drawn map[ChaosKind]int64
 }
 
 // maxSeenBodies bounds the memory of bodies seen; past it counting starts over.
@@ -171,7 +174,7 @@ func newChaosState(c Chaos, d Dialect) *chaosState {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(d))
-	return &chaosState{c: c, salt: h.Sum64(), seen: map[uint64]uint64{}}
+	return &chaosState{c: c, salt: h.Sum64(), seen: map[uint64]uint64{}, drawn: map[ChaosKind]int64{}}
 }
 
 // draw picks the fault of one call: its faults, whether it fails with a
@@ -202,7 +205,11 @@ func (cs *chaosState) draw(x *exchange) (a *activeFaults, fail, reset bool) {
 	if len(kinds) == 0 {
 		return nil, false, false
 	}
-	f, reset := kinds[rng.IntN(len(kinds))].faults(rng, cs.c.Stall)
+	k := kinds[rng.IntN(len(kinds))]
+	cs.mu.Lock()
+	cs.drawn[k]++
+	cs.mu.Unlock()
+	f, reset := k.faults(rng, cs.c.Stall)
 	return &activeFaults{f: f}, f.FailStatus != 0, reset
 }
 
@@ -231,4 +238,15 @@ func (s *Server) SetChaos(c Chaos) error {
 	}
 	s.chaos.Store(newChaosState(c, s.dialect))
 	return nil
+}
+
+// ChaosInjected counts the faults Chaos injected since it was set, by kind.
+func (s *Server) ChaosInjected() map[ChaosKind]int64 {
+	cs := s.chaos.Load()
+	if cs == nil {
+		return map[ChaosKind]int64{}
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return maps.Clone(cs.drawn)
 }
