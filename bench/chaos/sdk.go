@@ -116,8 +116,8 @@ func newSDKClients(base string, rt http.RoundTripper) *sdkClients {
 }
 
 // sendSDK sends s through its dialect's SDK. The outcome is judged on the
-// bytes received; sdkAgrees reports whether the SDK's verdict (an error or
-// the right text) matches it.
+// bytes received; sdkAgrees reports whether the SDK's verdict matches it:
+// the right text for a served answer, an error for a clean error.
 func (c *sdkClients) sendSDK(s spec, hang time.Duration) (o outcome, sdkAgrees bool, sdkErr error) {
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
@@ -144,10 +144,15 @@ func (c *sdkClients) sendSDK(s spec, hang time.Duration) (o outcome, sdkAgrees b
 		return outcome{verdict: hung, detail: fmt.Sprintf("%d, %d bytes read when the hang bound passed", a.status, len(a.body))}, true, err
 	}
 	o = classify(s.anthropic, s.stream, a, s.want())
-	if o.verdict == served {
+	switch {
+	case o.verdict.bad():
+		// The verdict fails the run already; the SDKs themselves accept a
+		// stream that stops short of its terminal event.
+		return o, true, err
+	case o.verdict == served:
 		return o, err == nil && text == s.want(), err
 	}
-	return o, err != nil, err
+	return o, err != nil, err // a clean error must be an error to the SDK
 }
 
 func (c *sdkClients) openaiCall(ctx context.Context, s spec) (string, error) {
