@@ -20,6 +20,9 @@ const (
 	// cleanError: an error status with a well-formed error body in the
 	// client's dialect, or a stream ended by an error event in its shape.
 	cleanError
+	// abandoned: the client gave up on purpose, at a random moment; not
+	// judged, but what pistrad holds for it must be let go like the rest.
+	abandoned
 	// hung: no answer, or no end to it, within the hang bound.
 	hung
 	// empty: a 2xx with no body, or the connection closed with no response.
@@ -36,12 +39,12 @@ const (
 	numVerdicts
 )
 
-var verdictNames = [numVerdicts]string{"served", "clean error", "hung", "empty reply", "silently truncated", "malformed error", "corrupt answer"}
+var verdictNames = [numVerdicts]string{"served", "clean error", "abandoned", "hung", "empty reply", "silently truncated", "malformed error", "corrupt answer"}
 
 func (v verdict) String() string { return verdictNames[v] }
 
 // bad reports the verdicts that fail the run.
-func (v verdict) bad() bool { return v != served && v != cleanError }
+func (v verdict) bad() bool { return v > abandoned }
 
 // outcome is a verdict with what it rests on: for a clean error, the
 // status (or "stream" for an in-band error event); otherwise a detail to

@@ -14,7 +14,8 @@
 // port. The requests mix both dialects, streamed and not, raw and through
 // the official SDKs; each is judged on the bytes its client received:
 // served, clean error (by status), hung, empty reply, silently truncated,
-// malformed error or corrupt answer. After the run pistrad's goroutines
+// malformed error or corrupt answer; a few are given up by their client
+// at a random moment, and only counted. After the run pistrad's goroutines
 // must come back to their baseline and its budget must hold nothing.
 //
 // The requests and the faults are drawn from -seed (printed first), so a
@@ -57,6 +58,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.timeout, "timeout", time.Second, "every provider's timeout; stalls last 2.5 times it")
 	fs.DurationVar(&c.hang, "hang", 30*time.Second, "a request taking longer than this counts as hung")
 	fs.Float64Var(&c.sdkShare, "sdk-share", 0.2, "share of requests sent through the official SDKs")
+	fs.Float64Var(&c.abandonShare, "abandon-share", 0.05, "share of raw requests their client gives up on at a random moment")
 	fs.BoolVar(&c.kill, "kill", true, "kill -9 and restart a fake of each dialect mid-run")
 	fs.BoolVar(&c.race, "race", false, "build pistrad with the race detector")
 	fs.DurationVar(&c.settle, "settle", 10*time.Second, "how long pistrad's goroutines may take to return to baseline after the run")
@@ -71,8 +73,10 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-requests, -concurrency, -duration and -timeout must be positive")
 	case c.hang < 4*c.timeout:
 		return c, errors.New("-hang must be well above -timeout (at least 4 times)")
-	case c.rate < 0 || c.rate > 1 || c.sdkShare < 0 || c.sdkShare > 1:
-		return c, errors.New("-rate and -sdk-share are shares (0..1)")
+	case !isShare(c.rate) || !isShare(c.sdkShare) || !isShare(c.abandonShare):
+		return c, errors.New("-rate, -sdk-share and -abandon-share are shares (0..1)")
 	}
 	return c, nil
 }
+
+func isShare(f float64) bool { return f >= 0 && f <= 1 }

@@ -30,9 +30,14 @@ type spec struct {
 	bearer bool
 	sdk    bool
 	prompt string
+	// abandon, when set, is when the client gives up on the request.
+	abandon time.Duration
 }
 
-func newSpec(seed uint64, i int, sdkShare float64) spec {
+// newSpec draws request i of a run: sdkShare of them through the SDKs,
+// abandonShare of the raw ones given up by their client at a random moment
+// within twice the provider timeout.
+func newSpec(seed uint64, i int, sdkShare, abandonShare float64, timeout time.Duration) spec {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	s := spec{
 		index:     i,
@@ -42,6 +47,9 @@ func newSpec(seed uint64, i int, sdkShare float64) spec {
 		usage:     rng.IntN(2) == 0,
 		bearer:    rng.IntN(2) == 0,
 		sdk:       rng.Float64() < sdkShare,
+	}
+	if !s.sdk && rng.Float64() < abandonShare {
+		s.abandon = 1 + time.Duration(rng.Float64()*float64(2*timeout))
 	}
 	// The fake echoes the first six words, so the answer names the request.
 	s.prompt = fmt.Sprintf("chaos request %d seed %d", i, seed)
@@ -61,8 +69,11 @@ func (s spec) String() string {
 		mode = "stream"
 	}
 	via := "raw"
-	if s.sdk {
+	switch {
+	case s.sdk:
 		via = "sdk"
+	case s.abandon > 0:
+		via = "abandoned after " + s.abandon.Round(time.Millisecond).String()
 	}
 	return fmt.Sprintf("#%d %s %s %s %s", s.index, d, s.model, mode, via)
 }
@@ -87,8 +98,16 @@ func (s spec) body() []byte {
 // sendRaw sends s with a plain net/http client and reads every byte of
 // the answer, within the hang bound.
 func sendRaw(client *http.Client, base string, s spec, hang time.Duration) outcome {
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	hangCtx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
+	ctx := hangCtx
+	if s.abandon > 0 {
+		abandonCtx, abandon := context.WithTimeout(hangCtx, s.abandon)
+		defer abandon()
+		ctx = abandonCtx
+	}
+	// gaveUp: the client's own abandon, not the hang bound, ended it.
+	gaveUp := func(err error) bool { return err != nil && ctx.Err() != nil && hangCtx.Err() == nil }
 	path := "/v1/chat/completions"
 	if s.anthropic {
 		path = "/v1/messages"
@@ -105,13 +124,19 @@ func sendRaw(client *http.Client, base string, s spec, hang time.Duration) outco
 		req.Header.Set("Anthropic-Version", "2023-06-01")
 	}
 	resp, err := client.Do(req)
-	if err != nil {
-		return transportFailure(ctx, err)
+	switch {
+	case gaveUp(err):
+		return outcome{verdict: abandoned, detail: "before the response headers"}
+	case err != nil:
+		return transportFailure(hangCtx, err)
 	}
 	defer resp.Body.Close()
 	a := answer{status: resp.StatusCode, header: resp.Header}
 	a.body, a.readErr = io.ReadAll(resp.Body)
-	if a.readErr != nil && ctx.Err() != nil {
+	switch {
+	case gaveUp(a.readErr):
+		return outcome{verdict: abandoned, detail: fmt.Sprintf("after %d bytes", len(a.body))}
+	case a.readErr != nil && hangCtx.Err() != nil:
 		return outcome{verdict: hung, detail: fmt.Sprintf("%d, %d bytes read when the hang bound passed: ...%s", a.status, len(a.body), clipEnd(a.body))}
 	}
 	return classify(s.anthropic, s.stream, a, s.want())

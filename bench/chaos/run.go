@@ -32,6 +32,8 @@ type config struct {
 	// hang is how long a request may take before it counts as hung.
 	hang     time.Duration
 	sdkShare float64
+	// abandonShare of the raw requests are given up by their client.
+	abandonShare float64
 	// kill: kill -9 each B fake once mid-run and restart it on its port.
 	kill bool
 	// race builds pistrad with the race detector.
@@ -226,7 +228,7 @@ func (r *rig) drive(client *http.Client, sdk *sdkClients) ([]result, []error) {
 				if i >= cfg.requests || !time.Now().Before(deadline) {
 					return
 				}
-				s := newSpec(cfg.seed, i, cfg.sdkShare)
+				s := newSpec(cfg.seed, i, cfg.sdkShare, cfg.abandonShare, cfg.timeout)
 				start := time.Now()
 				res := result{spec: s, sent: true}
 				if s.sdk {
@@ -281,6 +283,12 @@ func run(cfg config) (*report, error) {
 	rep.elapsed = time.Since(start)
 	if err := errors.Join(rigErrs...); err != nil {
 		return nil, err
+	}
+	select {
+	case <-r.pistrad.Exited:
+		b, _ := os.ReadFile(r.pistrad.Log)
+		return nil, fmt.Errorf("pistrad exited during the run (%v); its log ends:\n%s", r.pistrad.Cmd.ProcessState, tail(b, 4000))
+	default:
 	}
 	rep.add(results)
 	rep.after, rep.settled, err = r.settle(transport, rep.before.goroutines)
@@ -393,3 +401,6 @@ func (r *rig) heldBudget() (uint64, error) {
 	}
 	return held, nil
 }
+
+// tail is the last n bytes of b.
+func tail(b []byte, n int) []byte { return b[max(0, len(b)-n):] }
