@@ -31,7 +31,7 @@ func TestChaosShort(t *testing.T) {
 	var out strings.Builder
 	rep, err := run(config{
 		requests: 800, concurrency: 16, duration: 30 * time.Second, seed: seed,
-		rate: 0.4, timeout: 250 * time.Millisecond, hang: 8 * time.Second, sdkShare: 0.25, abandonShare: 0.05,
+		rate: 0.4, timeout: 250 * time.Millisecond, hang: 8 * time.Second, pace: 2 * time.Millisecond, sdkShare: 0.25, abandonShare: 0.05,
 		kill: true, race: true, settle: 10 * time.Second, slack: 5, out: &out,
 	})
 	t.Log("\n" + out.String())

@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -57,15 +58,18 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.rate, "rate", 0.3, "share of upstream calls that get a fault")
 	fs.DurationVar(&c.timeout, "timeout", time.Second, "every provider's timeout; stalls last 2.5 times it")
 	fs.DurationVar(&c.hang, "hang", 30*time.Second, "a request taking longer than this counts as hung")
+	fs.DurationVar(&c.pace, "pace", 2*time.Millisecond, "the fakes' wait between stream events")
 	fs.Float64Var(&c.sdkShare, "sdk-share", 0.2, "share of requests sent through the official SDKs")
 	fs.Float64Var(&c.abandonShare, "abandon-share", 0.05, "share of raw requests their client gives up on at a random moment")
 	fs.BoolVar(&c.kill, "kill", true, "kill -9 and restart a fake of each dialect mid-run")
 	fs.BoolVar(&c.race, "race", false, "build pistrad with the race detector")
 	fs.DurationVar(&c.settle, "settle", 10*time.Second, "how long pistrad's goroutines may take to return to baseline after the run")
 	fs.IntVar(&c.slack, "slack", 5, "goroutines above the baseline still counted as back")
+	extra := fs.String("pistrad-args", "", "extra pistrad flags, space-separated (e.g. -stdlib-upstream-client)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.pistradArgs = strings.Fields(*extra)
 	switch {
 	case fs.NArg() > 0:
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())

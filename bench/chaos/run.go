@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,10 @@ type config struct {
 	// hold answers for stallFactor times it.
 	timeout time.Duration
 	// hang is how long a request may take before it counts as hung.
-	hang     time.Duration
+	hang time.Duration
+	// pace is the fakes' wait between stream events, so streams are in
+	// flight when a fake is killed.
+	pace     time.Duration
 	sdkShare float64
 	// abandonShare of the raw requests are given up by their client.
 	abandonShare float64
@@ -42,7 +46,9 @@ type config struct {
 	// baseline after the run; slack is how many above it still count.
 	settle time.Duration
 	slack  int
-	out    io.Writer
+	// pistradArgs are extra pistrad flags, e.g. -stdlib-upstream-client.
+	pistradArgs []string
+	out         io.Writer
 }
 
 const stallFactor = 2.5
@@ -104,8 +110,9 @@ func setUp(cfg config, dir string) (*rig, error) {
 	if err != nil {
 		return r, err
 	}
-	cmd := exec.Command(dir+"/pistrad", "-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0",
-		"-ledger-in-memory", "-max-retry-wait", "100ms", "-shutdown-grace", "5s")
+	args := []string{"-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0",
+		"-ledger-in-memory", "-max-retry-wait", "100ms", "-shutdown-grace", "5s"}
+	cmd := exec.Command(dir+"/pistrad", append(args, cfg.pistradArgs...)...)
 	cmd.Env = append(os.Environ(), "PISTRA_ADMIN_TOKEN="+adminToken)
 	for k, v := range upstreamKeys {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -126,7 +133,7 @@ func (r *rig) startFake(f *fake, logName string) error {
 	cmd := exec.Command(r.dir+"/fakeprovider", "-"+f.dialect, f.addr, "-record", "0",
 		"-"+f.dialect+"-key", upstreamKeys[f.keyEnv],
 		"-chaos-rate", strconv.FormatFloat(r.cfg.rate, 'f', -1, 64), "-chaos-seed", strconv.FormatUint(f.seed, 10),
-		"-chaos-stall", time.Duration(float64(r.cfg.timeout)*stallFactor).String())
+		"-chaos-stall", time.Duration(float64(r.cfg.timeout)*stallFactor).String(), "-chunk-delay", r.cfg.pace.String())
 	p, err := proc.Start(r.dir, logName, cmd, "fake provider serving", func(l string) string { return proc.Field(l, "base_url") })
 	if err != nil {
 		return err
@@ -174,9 +181,16 @@ func (r *rig) tearDown() {
 	if r.pistrad != nil {
 		r.pistrad.Stop()
 	}
+	r.stopFakes()
+}
+
+// stopFakes stops the fakes, first counting what each injected.
+func (r *rig) stopFakes() {
 	for _, f := range r.fakes {
 		if f.p != nil {
+			r.collectChaos(f)
 			f.p.Stop()
+			f.p = nil
 		}
 	}
 }
@@ -291,6 +305,12 @@ func run(cfg config) (*report, error) {
 	default:
 	}
 	rep.add(results)
+	if slices.Contains(cfg.pistradArgs, "-stdlib-upstream-client") {
+		// net/http's Transport keeps two goroutines per pooled upstream
+		// connection (pistra's own client keeps none): the fakes go first,
+		// closing the pool, so what stays is what nothing holds.
+		r.stopFakes()
+	}
 	rep.after, rep.settled, err = r.settle(transport, rep.before.goroutines)
 	if err != nil {
 		return nil, err
@@ -304,8 +324,8 @@ func run(cfg config) (*report, error) {
 	if rep.series, err = r.series(); err != nil {
 		return nil, err
 	}
+	r.stopFakes()
 	for _, f := range r.fakes {
-		r.collectChaos(f)
 		rep.addFake(f)
 	}
 	rep.print(cfg.out)

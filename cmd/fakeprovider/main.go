@@ -65,7 +65,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.faults.CutAfter, "cut-after", 0, "drop stream connections after this many events (0: never)")
 	fs.TextVar(&c.usage, "usage", fakeprovider.Usage{},
 		"usage modes, comma-separated: split (every usage breakdown on every answer), every-chunk (running usage on each chat chunk, as Gemini does) or last-choice (usage in the last choice's chunk)")
-	fs.Float64Var(&c.chaos.Rate, "chaos-rate", 0, "share of calls (0..1) that get a fault drawn at random, in place of the fault flags above")
+	fs.Float64Var(&c.chaos.Rate, "chaos-rate", 0, "share of calls (0..1) spoiled with a fault drawn at random, in place of the fault flags above (-chunk-delay still paces them); the other calls keep those")
 	fs.Uint64Var(&c.chaos.Seed, "chaos-seed", 1, "seed of the random faults: the same seed and requests meet the same faults")
 	fs.DurationVar(&c.chaos.Stall, "chaos-stall", 3*time.Second, "how long the stall and stall-mid faults hold an answer")
 	kinds := fs.String("chaos-faults", "all", "comma-separated faults drawn from: "+fakeprovider.JoinChaosKinds(fakeprovider.ChaosKinds))

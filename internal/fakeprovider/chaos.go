@@ -177,9 +177,11 @@ func newChaosState(c Chaos, d Dialect) *chaosState {
 	return &chaosState{c: c, salt: h.Sum64(), seen: map[uint64]uint64{}, drawn: map[ChaosKind]int64{}}
 }
 
-// draw picks the fault of one call: its faults, whether it fails with a
-// status, and whether its connection is reset instead of answered.
-func (cs *chaosState) draw(x *exchange) (a *activeFaults, fail, reset bool) {
+// draw picks the fault of one call: nil and false when it is not spoiled
+// (it keeps the server's Faults), else its faults, or reset when its
+// connection is to be reset instead of answered. A spoiled call keeps the
+// pacing of base (its ChunkDelay) unless its fault is a stall.
+func (cs *chaosState) draw(x *exchange, base Faults) (spoiled *activeFaults, reset bool) {
 	h := fnv.New64a()
 	h.Write([]byte(x.r.URL.Path))
 	h.Write(x.body)
@@ -193,7 +195,7 @@ func (cs *chaosState) draw(x *exchange) (a *activeFaults, fail, reset bool) {
 	cs.mu.Unlock()
 	rng := rand.New(rand.NewPCG(cs.c.Seed^cs.salt, key+n*0x9e3779b97f4a7c15))
 	if rng.Float64() >= cs.c.Rate {
-		return nil, false, false
+		return nil, false
 	}
 	stream := x.req.Stream && x.parseErr == nil
 	var kinds []ChaosKind
@@ -203,14 +205,17 @@ func (cs *chaosState) draw(x *exchange) (a *activeFaults, fail, reset bool) {
 		}
 	}
 	if len(kinds) == 0 {
-		return nil, false, false
+		return nil, false
 	}
 	k := kinds[rng.IntN(len(kinds))]
 	cs.mu.Lock()
 	cs.drawn[k]++
 	cs.mu.Unlock()
 	f, reset := k.faults(rng, cs.c.Stall)
-	return &activeFaults{f: f}, f.FailStatus != 0, reset
+	if f.ChunkDelay == 0 {
+		f.ChunkDelay = base.ChunkDelay
+	}
+	return &activeFaults{f: f}, reset
 }
 
 // resetConnection aborts the call's connection with a TCP RST before any

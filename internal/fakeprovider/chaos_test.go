@@ -134,3 +134,12 @@ func TestChaosValidate(t *testing.T) {
 		t.Error("a rate above 1 was accepted")
 	}
 }
+
+// TestChaosKeepsFaults: calls Chaos does not spoil keep the server's Faults.
+func TestChaosKeepsFaults(t *testing.T) {
+	_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: testKey,
+		Faults: fakeprovider.Faults{FailStatus: 503}, Chaos: fakeprovider.Chaos{Seed: 1, Rate: 1e-12}})
+	if got := chaosOutcome(t, base, "/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`); got != "503" {
+		t.Errorf("got %s, want the server's own 503", got)
+	}
+}

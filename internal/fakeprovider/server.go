@@ -48,8 +48,9 @@ type Options struct {
 	Faults Faults
 	// Usage shapes reported usage from the start; SetUsage changes it.
 	Usage Usage
-	// Chaos, when its Rate is set, draws a fault for each call, in place
-	// of Faults; SetChaos changes it.
+	// Chaos, when its Rate is set, spoils a share of the calls with a
+	// fault drawn for each, in place of Faults (whose ChunkDelay still
+	// paces them); the other calls keep Faults. SetChaos changes it.
 	Chaos Chaos
 }
 
@@ -179,10 +180,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	a, fail := s.faults.take()
 	if cs := s.chaos.Load(); cs != nil {
-		var reset bool
-		if a, fail, reset = cs.draw(x); reset {
+		spoiled, reset := cs.draw(x, a.faults())
+		if reset {
 			x.resetConnection()
 			return
+		}
+		if spoiled != nil {
+			a, fail = spoiled, spoiled.f.FailStatus != 0
 		}
 	}
 	f := a.faults()
