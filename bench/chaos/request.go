@@ -34,10 +34,12 @@ type spec struct {
 	abandon time.Duration
 }
 
-// newSpec draws request i of a run: sdkShare of them through the SDKs,
-// abandonShare of the raw ones given up by their client at a random moment
-// within twice the provider timeout.
-func newSpec(seed uint64, i int, sdkShare, abandonShare float64, timeout time.Duration) spec {
+// newSpec draws request i of a run: cfg.sdkShare of them through the
+// SDKs, cfg.abandonShare of the raw ones given up by their client at a
+// random moment: half within a stream's usual length, half within twice
+// the provider timeout (during stalls, retries and failovers).
+func newSpec(cfg config, i int) spec {
+	seed := cfg.seed
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	s := spec{
 		index:     i,
@@ -46,10 +48,14 @@ func newSpec(seed uint64, i int, sdkShare, abandonShare float64, timeout time.Du
 		stream:    rng.IntN(2) == 0,
 		usage:     rng.IntN(2) == 0,
 		bearer:    rng.IntN(2) == 0,
-		sdk:       rng.Float64() < sdkShare,
+		sdk:       rng.Float64() < cfg.sdkShare,
 	}
-	if !s.sdk && rng.Float64() < abandonShare {
-		s.abandon = 1 + time.Duration(rng.Float64()*float64(2*timeout))
+	if !s.sdk && rng.Float64() < cfg.abandonShare {
+		within := 2 * cfg.timeout
+		if rng.IntN(2) == 0 {
+			within = max(40*cfg.pace, 20*time.Millisecond)
+		}
+		s.abandon = 1 + time.Duration(rng.Float64()*float64(within))
 	}
 	// The fake echoes the first six words, so the answer names the request.
 	s.prompt = fmt.Sprintf("chaos request %d seed %d", i, seed)

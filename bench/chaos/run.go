@@ -242,7 +242,7 @@ func (r *rig) drive(client *http.Client, sdk *sdkClients) ([]result, []error) {
 				if i >= cfg.requests || !time.Now().Before(deadline) {
 					return
 				}
-				s := newSpec(cfg.seed, i, cfg.sdkShare, cfg.abandonShare, cfg.timeout)
+				s := newSpec(cfg, i)
 				start := time.Now()
 				res := result{spec: s, sent: true}
 				if s.sdk {
