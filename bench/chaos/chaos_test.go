@@ -12,8 +12,9 @@ import (
 // requests against the failing fakes, pistrad built with the race
 // detector, one kill -9 and restart per dialect. It fails on any hung
 // request, empty reply, silently truncated stream, malformed error, corrupt
-// answer, SDK verdict that contradicts the bytes, budget left held, or
-// pistrad goroutines not back to baseline. The seed is the clock's unless
+// answer, SDK verdict that contradicts the bytes, budget left held,
+// pistrad goroutines not back to baseline, or a data race, panic or
+// unclean stop of pistrad. The seed is the clock's unless
 // PISTRA_CHAOS_SEED names one; a failure prints it, and
 //
 //	PISTRA_CHAOS_SEED=<seed> go test -run TestChaosShort ./bench/chaos

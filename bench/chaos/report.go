@@ -36,6 +36,10 @@ type report struct {
 	upCalls      int64
 	// goroutineDump is pistrad's goroutine profile when they did not settle.
 	goroutineDump string
+	// pistradExit is how pistrad exited when stopped; pistradLog the
+	// races, panics and fatal errors its log reports.
+	pistradExit string
+	pistradLog  []string
 }
 
 func (rep *report) add(results []result) {
@@ -93,6 +97,12 @@ func (rep *report) failures() []string {
 	if n := rep.series["pistra_panics_total"]; n > 0 {
 		out = append(out, fmt.Sprintf("%v panics in pistrad", n))
 	}
+	if len(rep.pistradLog) > 0 {
+		out = append(out, fmt.Sprintf("pistrad's log reports %d races, panics or fatal errors (first: %s)", len(rep.pistradLog), rep.pistradLog[0]))
+	}
+	if rep.pistradExit != "exit status 0" {
+		out = append(out, "pistrad did not stop cleanly: "+rep.pistradExit)
+	}
 	if rep.sent == 0 {
 		out = append(out, "no request was sent")
 	}
@@ -120,8 +130,8 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintf(w, "pistrad: retries %v, failovers %v, stream failures %v, panics %v\n",
 		rep.series["pistra_retry_total"], rep.series["pistra_failover_total"],
 		rep.series["pistra_stream_failures_total"], rep.series["pistra_panics_total"])
-	fmt.Fprintf(w, "pistrad goroutines: %d before, %d after (settled: %v); RSS: %.1f MiB before, %.1f MiB after; budget held after: %d\n",
-		rep.before.goroutines, rep.after.goroutines, rep.settled, mib(rep.before.rss), mib(rep.after.rss), rep.held)
+	fmt.Fprintf(w, "pistrad goroutines: %d before, %d after (settled: %v); RSS: %.1f MiB before, %.1f MiB after; budget held after: %d; stopped: %s\n",
+		rep.before.goroutines, rep.after.goroutines, rep.settled, mib(rep.before.rss), mib(rep.after.rss), rep.held, rep.pistradExit)
 	for i, r := range rep.bad {
 		if i == 20 {
 			fmt.Fprintf(w, "  ... %d more\n", len(rep.bad)-20)

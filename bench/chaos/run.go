@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -327,8 +328,29 @@ func run(cfg config) (*report, error) {
 	for _, f := range r.fakes {
 		rep.addFake(f)
 	}
+	rep.pistradExit, rep.pistradLog = r.stopPistrad()
 	rep.print(cfg.out)
 	return rep, nil
+}
+
+// stopPistrad interrupts pistrad and returns how it exited and what its
+// log says went wrong: data races (a -race build), panics, fatal errors.
+func (r *rig) stopPistrad() (exit string, troubles []string) {
+	p := r.pistrad
+	r.pistrad = nil
+	p.Stop()
+	b, _ := os.ReadFile(p.Log)
+	for line := range strings.Lines(string(b)) {
+		for _, sign := range []string{"WARNING: DATA RACE", "panic:", "fatal error:"} {
+			if strings.HasPrefix(line, sign) {
+				troubles = append(troubles, strings.TrimSpace(line))
+			}
+		}
+	}
+	if len(troubles) > 0 {
+		fmt.Fprintf(r.cfg.out, "pistrad's log:\n%s\n", tail(b, 8000))
+	}
+	return p.Cmd.ProcessState.String(), troubles
 }
 
 // tail is the last n bytes of b.
