@@ -63,9 +63,9 @@ type answer struct {
 	readErr error // how reading the body ended, when not at EOF
 }
 
-// classify judges an answer to a request of the given dialect and stream
-// flag; want is the text the fake answers that request with.
-func classify(anthropic, stream bool, a answer, want string) outcome {
+// classify judges an answer to request s.
+func classify(s spec, a answer) outcome {
+	anthropic, stream, want := s.anthropic, s.stream, s.want()
 	if a.status < 200 || a.status > 299 {
 		if a.readErr != nil {
 			return outcome{verdict: malformed, detail: fmt.Sprintf("%d with a body cut short: %v", a.status, a.readErr)}
@@ -82,7 +82,7 @@ func classify(anthropic, stream bool, a answer, want string) outcome {
 		if !stream {
 			return outcome{verdict: corrupt, detail: "a stream answered a request that asked for none"}
 		}
-		return classifyStream(anthropic, a, want)
+		return classifyStream(anthropic, s.usage, a, want)
 	}
 	if stream {
 		return outcome{verdict: corrupt, detail: "a whole body answered a stream request: " + clip(a.body)}
@@ -168,10 +168,12 @@ func events(b []byte) []sseEvent {
 
 // classifyStream reads a 2xx event stream: an error event anywhere makes
 // it a clean error; otherwise it is served only when it ends with its
-// terminal event after a finish reason.
-func classifyStream(anthropic bool, a answer, want string) outcome {
+// terminal event after a finish reason, and, for OpenAI, carries a usage
+// chunk exactly when the client asked for one (wantUsage): pistra asks
+// for usage on every client's behalf and must remove what it asked for.
+func classifyStream(anthropic, wantUsage bool, a answer, want string) outcome {
 	var text, finish string
-	terminal := false
+	terminal, usage := false, false
 	for _, ev := range events(a.body) {
 		if terminal {
 			return outcome{verdict: corrupt, detail: "events after the terminal event"}
@@ -206,6 +208,7 @@ func classifyStream(anthropic bool, a answer, want string) outcome {
 		}
 		var c struct {
 			Error   json.RawMessage `json:"error"`
+			Usage   json.RawMessage `json:"usage"`
 			Choices []struct {
 				Delta        struct{ Content string } `json:"delta"`
 				FinishReason *string                  `json:"finish_reason"`
@@ -217,6 +220,7 @@ func classifyStream(anthropic bool, a answer, want string) outcome {
 		if c.Error != nil {
 			return streamError(anthropic, ev.data)
 		}
+		usage = usage || (c.Usage != nil && string(c.Usage) != "null")
 		for _, ch := range c.Choices {
 			text += ch.Delta.Content
 			if ch.FinishReason != nil {
@@ -227,6 +231,9 @@ func classifyStream(anthropic bool, a answer, want string) outcome {
 	if !terminal {
 		return outcome{verdict: truncated, detail: fmt.Sprintf("%d bytes, no terminal event, no error event (read: %v): ...%s",
 			len(a.body), a.readErr, clipEnd(a.body))}
+	}
+	if !anthropic && usage != wantUsage {
+		return outcome{verdict: corrupt, detail: fmt.Sprintf("usage chunk: got %v, asked for %v", usage, wantUsage)}
 	}
 	return judgeText(text, finish, want)
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,32 +68,45 @@ func TestClassifyUpstreamFaults(t *testing.T) {
 func TestClassifyBytes(t *testing.T) {
 	sse := http.Header{"Content-Type": {"text/event-stream"}}
 	js := http.Header{"Content-Type": {"application/json"}}
-	want := "hi"
+	s := spec{prompt: "judge these bytes"}
+	// chunk is an OpenAI chat chunk; finish "" is null.
+	chunk := func(content, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = strconv.Quote(finish)
+		}
+		return fmt.Sprintf("data: {\"choices\":[{\"delta\":{\"content\":%q},\"finish_reason\":%s}]}\n\n", content, f)
+	}
+	const usageChunk, done = "data: {\"choices\":[],\"usage\":{\"total_tokens\":3}}\n\n", "data: [DONE]\n\n"
 	for _, tc := range []struct {
 		name      string
 		anthropic bool
 		stream    bool
+		usage     bool
 		a         answer
 		want      verdict
 	}{
-		{"empty 200", false, false, answer{status: 200, header: js}, empty},
-		{"[DONE] without a finish reason", false, true, answer{status: 200, header: sse,
-			body: []byte("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\ndata: [DONE]\n\n")}, corrupt},
-		{"wrong text", false, true, answer{status: 200, header: sse,
-			body: []byte("data: {\"choices\":[{\"delta\":{\"content\":\"ho\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")}, corrupt},
-		{"whole stream", false, true, answer{status: 200, header: sse,
-			body: []byte("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[],\"usage\":{}}\n\ndata: [DONE]\n\n")}, served},
-		{"anthropic events without event lines", true, true, answer{status: 200, header: sse,
+		{"empty 200", false, false, false, answer{status: 200, header: js}, empty},
+		{"whole stream", false, true, false, answer{status: 200, header: sse, body: []byte(chunk(s.want(), "stop") + done)}, served},
+		{"whole stream with the usage asked for", false, true, true, answer{status: 200, header: sse,
+			body: []byte(chunk(s.want(), "stop") + usageChunk + done)}, served},
+		{"a usage chunk nobody asked for", false, true, false, answer{status: 200, header: sse,
+			body: []byte(chunk(s.want(), "stop") + usageChunk + done)}, corrupt},
+		{"no usage chunk though asked", false, true, true, answer{status: 200, header: sse, body: []byte(chunk(s.want(), "stop") + done)}, corrupt},
+		{"[DONE] without a finish reason", false, true, false, answer{status: 200, header: sse, body: []byte(chunk(s.want(), "") + done)}, corrupt},
+		{"wrong text", false, true, false, answer{status: 200, header: sse, body: []byte(chunk("something else", "stop") + done)}, corrupt},
+		{"anthropic events without event lines", true, true, false, answer{status: 200, header: sse,
 			body: []byte("data: {\"type\":\"message_stop\"}\n\n")}, corrupt},
-		{"an OpenAI error to an Anthropic client", true, false, answer{status: 502, header: js,
+		{"an OpenAI error to an Anthropic client", true, false, false, answer{status: 502, header: js,
 			body: []byte(`{"error":{"message":"x","type":"server_error"}}`)}, malformed},
-		{"an error body that is not JSON", false, false, answer{status: 503, header: js, body: []byte("upstream connect error")}, malformed},
-		{"an error event without a message", false, true, answer{status: 200, header: sse,
+		{"an error body that is not JSON", false, false, false, answer{status: 503, header: js, body: []byte("upstream connect error")}, malformed},
+		{"an error event without a message", false, true, false, answer{status: 200, header: sse,
 			body: []byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"}}\n\n")}, malformed},
-		{"a stream cut inside an event", true, true, answer{status: 200, header: sse,
+		{"a stream cut inside an event", true, true, false, answer{status: 200, header: sse,
 			body: []byte("event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: message_stop\ndata: {\"type\":\"mess")}, truncated},
 	} {
-		if got := classify(tc.anthropic, tc.stream, tc.a, want); got.verdict != tc.want {
+		s.anthropic, s.stream, s.usage = tc.anthropic, tc.stream, tc.usage
+		if got := classify(s, tc.a); got.verdict != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.name, got.verdict, got.detail, tc.want)
 		}
 	}

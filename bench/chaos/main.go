@@ -16,7 +16,8 @@
 // served, clean error (by status), hung, empty reply, silently truncated,
 // malformed error or corrupt answer; a few are given up by their client
 // at a random moment, and only counted. After the run pistrad's goroutines
-// must come back to their baseline and its budget must hold nothing.
+// must come back to their baseline, its budget must hold nothing, and it
+// must stop cleanly with no race, panic or fatal error in its log.
 //
 // The requests and the faults are drawn from -seed (printed first), so a
 // failing run is repeated with the same -seed and -requests. The exit

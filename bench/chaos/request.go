@@ -145,7 +145,7 @@ func sendRaw(client *http.Client, base string, s spec, hang time.Duration) outco
 	case a.readErr != nil && hangCtx.Err() != nil:
 		return outcome{verdict: hung, detail: fmt.Sprintf("%d, %d bytes read when the hang bound passed: ...%s", a.status, len(a.body), clipEnd(a.body))}
 	}
-	return classify(s.anthropic, s.stream, a, s.want())
+	return classify(s, a)
 }
 
 // transportFailure judges a request that got no response: hung when the

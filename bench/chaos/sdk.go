@@ -143,7 +143,7 @@ func (c *sdkClients) sendSDK(s spec, hang time.Duration) (o outcome, sdkAgrees b
 	if ctx.Err() != nil {
 		return outcome{verdict: hung, detail: fmt.Sprintf("%d, %d bytes read when the hang bound passed", a.status, len(a.body))}, true, err
 	}
-	o = classify(s.anthropic, s.stream, a, s.want())
+	o = classify(s, a)
 	switch {
 	case o.verdict.bad():
 		// The verdict fails the run already; the SDKs themselves accept a
