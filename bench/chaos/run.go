@@ -74,7 +74,6 @@ type rig struct {
 	pistrad *proc.Proc
 	public  string // http://host:port
 	admin   string
-	mu      sync.Mutex // serialises kill and restart
 }
 
 const adminToken = "chaos-admin"
@@ -146,8 +145,6 @@ func (r *rig) startFake(f *fake, logName string) error {
 // killAndRestart kills f with SIGKILL, leaves its port closed for down
 // (calls to it are refused), and starts it again on the same port.
 func (r *rig) killAndRestart(f *fake, life int, down time.Duration) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.collectChaos(f) // what this life injected, before it is lost
 	f.p.Kill()
 	time.Sleep(down)

@@ -133,11 +133,7 @@ func (c *sdkClients) sendSDK(s spec, hang time.Duration) (o outcome, sdkAgrees b
 	case got == nil && err == nil:
 		return outcome{verdict: corrupt, detail: "the SDK returned no error and no response came"}, false, nil
 	case got == nil:
-		o = transportFailure(ctx, errors.Unwrap(err))
-		if ctx.Err() != nil {
-			o = outcome{verdict: hung, detail: "no response headers within the hang bound"}
-		}
-		return o, true, err
+		return transportFailure(ctx, err), true, err
 	}
 	a := got.answer()
 	if ctx.Err() != nil {
