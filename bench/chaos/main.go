@@ -8,7 +8,7 @@
 // reset before headers, a stall past the provider timeout, a stream cut
 // after a few events, an error as a stream's first event or in its middle,
 // a stream without its terminal event, a stall mid-stream, a body cut in
-// half. pistrad serves them from a policy with retries, failover chains
+// half or stalled halfway. pistrad serves them from a policy with retries, failover chains
 // that pass a closed port and end on a translated candidate, timeouts and a
 // budget; mid-run each B fake is killed with SIGKILL and restarted on its
 // port. The requests mix both dialects, streamed and not, raw and through

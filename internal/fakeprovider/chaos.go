@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -65,12 +66,15 @@ const (
 	ChaosStallMid ChaosKind = "stall-mid"
 	// ChaosHalfBody is BreakHalfBody: a whole answer cut off halfway.
 	ChaosHalfBody ChaosKind = "half-body"
+	// ChaosStallBody sends a whole answer's headers and half its body,
+	// then waits Stall before the rest.
+	ChaosStallBody ChaosKind = "stall-body"
 )
 
 // ChaosKinds lists every kind, in a fixed order (the draw depends on it).
 var ChaosKinds = []ChaosKind{
 	Chaos500, Chaos502, Chaos503, Chaos529, Chaos429, ChaosReset, ChaosStall,
-	ChaosCut, ChaosOpeningError, ChaosMidError, ChaosNoTerminal, ChaosStallMid, ChaosHalfBody,
+	ChaosCut, ChaosOpeningError, ChaosMidError, ChaosNoTerminal, ChaosStallMid, ChaosHalfBody, ChaosStallBody,
 }
 
 // ParseChaosKinds reads a comma-separated list of kinds; "" or "all" is
@@ -123,20 +127,19 @@ func (k ChaosKind) applies(d Dialect, stream bool) bool {
 		return d == DialectAnthropic
 	case ChaosCut, ChaosOpeningError, ChaosMidError, ChaosNoTerminal, ChaosStallMid:
 		return stream
-	case ChaosHalfBody:
+	case ChaosHalfBody, ChaosStallBody:
 		return !stream
 	}
 	return true
 }
 
-// faults are the Faults that make k happen to one call; reset is set for
-// ChaosReset, which Faults cannot express.
-func (k ChaosKind) faults(rng *rand.Rand, stall time.Duration) (f Faults, reset bool) {
+// faults are the Faults that make k happen to one call, where Faults can
+// express it (not ChaosReset nor ChaosStallBody, which spoil applies).
+func (k ChaosKind) faults(rng *rand.Rand, stall time.Duration) Faults {
+	var f Faults
 	switch k {
 	case Chaos500, Chaos502, Chaos503, Chaos529, Chaos429:
 		f.FailStatus, _ = strconv.Atoi(string(k))
-	case ChaosReset:
-		reset = true
 	case ChaosStall:
 		f.FirstByteDelay = stall
 	case ChaosCut:
@@ -152,7 +155,7 @@ func (k ChaosKind) faults(rng *rand.Rand, stall time.Duration) (f Faults, reset 
 	case ChaosHalfBody:
 		f.Break = BreakHalfBody
 	}
-	return f, reset
+	return f
 }
 
 // chaosState is a server's Chaos and how often it has seen each body.
@@ -177,11 +180,11 @@ func newChaosState(c Chaos, d Dialect) *chaosState {
 	return &chaosState{c: c, salt: h.Sum64(), seen: map[uint64]uint64{}, drawn: map[ChaosKind]int64{}}
 }
 
-// draw picks the fault of one call: nil and false when it is not spoiled
-// (it keeps the server's Faults), else its faults, or reset when its
-// connection is to be reset instead of answered. A spoiled call keeps the
-// pacing of base (its ChunkDelay) unless its fault is a stall.
-func (cs *chaosState) draw(x *exchange, base Faults) (spoiled *activeFaults, reset bool) {
+// spoil draws the fault of one call. A call not spoiled gets nil and keeps
+// the server's Faults, base. A spoiled one gets its faults, keeping the
+// pacing of base (its ChunkDelay) unless its fault is a stall; done is set
+// when spoil answered the call itself (a reset).
+func (cs *chaosState) spoil(x *exchange, base Faults) (spoiled *activeFaults, done bool) {
 	h := fnv.New64a()
 	h.Write([]byte(x.r.URL.Path))
 	h.Write(x.body)
@@ -211,11 +214,18 @@ func (cs *chaosState) draw(x *exchange, base Faults) (spoiled *activeFaults, res
 	cs.mu.Lock()
 	cs.drawn[k]++
 	cs.mu.Unlock()
-	f, reset := k.faults(rng, cs.c.Stall)
+	switch k {
+	case ChaosReset:
+		x.resetConnection()
+		return nil, true
+	case ChaosStallBody:
+		x.w = &stallingWriter{ResponseWriter: x.w, ctx: x.r.Context(), stall: cs.c.Stall}
+	}
+	f := k.faults(rng, cs.c.Stall)
 	if f.ChunkDelay == 0 {
 		f.ChunkDelay = base.ChunkDelay
 	}
-	return &activeFaults{f: f}, reset
+	return &activeFaults{f: f}, false
 }
 
 // resetConnection aborts the call's connection with a TCP RST before any
@@ -230,6 +240,37 @@ func (x *exchange) resetConnection() {
 	}
 	_ = conn.Close()
 }
+
+// stallingWriter holds a whole answer back halfway: the first write goes
+// out in two halves, Stall apart.
+type stallingWriter struct {
+	http.ResponseWriter
+	ctx     context.Context
+	stall   time.Duration
+	stalled bool
+}
+
+func (w *stallingWriter) Write(b []byte) (int, error) {
+	if w.stalled || len(b) < 2 {
+		return w.ResponseWriter.Write(b)
+	}
+	w.stalled = true
+	n, err := w.ResponseWriter.Write(b[:len(b)/2])
+	if err != nil {
+		return n, err
+	}
+	if err := http.NewResponseController(w.ResponseWriter).Flush(); err != nil {
+		return n, err
+	}
+	if !sleepCtx(w.ctx, w.stall) {
+		return n, w.ctx.Err()
+	}
+	m, err := w.ResponseWriter.Write(b[len(b)/2:])
+	return n + m, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *stallingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // SetChaos replaces the server's Chaos; a zero Rate turns it off. The count
 // of bodies seen restarts.

@@ -110,16 +110,21 @@ func TestChaosKinds(t *testing.T) {
 	}
 }
 
-// TestChaosStall: the stall holds the first byte back for Stall.
+// TestChaosStall: the stalls hold the first byte, or the second half of a
+// whole answer, back for Stall; the answer then arrives whole.
 func TestChaosStall(t *testing.T) {
-	_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: testKey,
-		Chaos: fakeprovider.Chaos{Seed: 1, Rate: 1, Stall: 300 * time.Millisecond, Kinds: []fakeprovider.ChaosKind{fakeprovider.ChaosStall}}})
-	start := time.Now()
-	if got := chaosOutcome(t, base, "/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`); got != "200" {
-		t.Fatalf("got %s", got)
-	}
-	if d := time.Since(start); d < 300*time.Millisecond {
-		t.Errorf("answered after %v, before the stall ended", d)
+	for _, kind := range []fakeprovider.ChaosKind{fakeprovider.ChaosStall, fakeprovider.ChaosStallBody} {
+		t.Run(string(kind), func(t *testing.T) {
+			_, base := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: testKey,
+				Chaos: fakeprovider.Chaos{Seed: 1, Rate: 1, Stall: 300 * time.Millisecond, Kinds: []fakeprovider.ChaosKind{kind}}})
+			start := time.Now()
+			if got := chaosOutcome(t, base, "/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`); got != "200" {
+				t.Fatalf("got %s", got)
+			}
+			if d := time.Since(start); d < 300*time.Millisecond {
+				t.Errorf("answered after %v, before the stall ended", d)
+			}
+		})
 	}
 }
 

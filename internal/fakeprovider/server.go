@@ -180,9 +180,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	a, fail := s.faults.take()
 	if cs := s.chaos.Load(); cs != nil {
-		spoiled, reset := cs.draw(x, a.faults())
-		if reset {
-			x.resetConnection()
+		spoiled, done := cs.spoil(x, a.faults())
+		if done {
 			return
 		}
 		if spoiled != nil {
