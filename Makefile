@@ -30,7 +30,7 @@ fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # vet ran already, in full, as its own target. It includes the short chaos
-# run (bench/chaos TestChaosShort, about 20 s with its race-built pistrad).
+# run (bench/chaos TestChaosShort, 12-20 s with its race-built pistrad).
 unit:
 	$(GO) test -race -count=1 -vet=off ./...
 
