@@ -3,7 +3,7 @@ GO ?= go
 # Multiplies each fuzz target's execution count (scripts/fuzz.sh).
 FUZZSCALE ?= 1
 
-.PHONY: run test build gen gencheck policycheck vet fmtcheck unit policytest fuzz bench
+.PHONY: run test build gen gencheck policycheck vet fmtcheck unit policytest fuzz bench chaos
 
 run: gen
 	./scripts/run.sh
@@ -29,7 +29,8 @@ vet:
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# vet ran already, in full, as its own target.
+# vet ran already, in full, as its own target. It includes the short chaos
+# run (bench/chaos TestChaosShort, 12-20 s with its race-built pistrad).
 unit:
 	$(GO) test -race -count=1 -vet=off ./...
 
@@ -55,3 +56,9 @@ test: vet fmtcheck gencheck policycheck unit policytest fuzz
 bench:
 	$(GO) run ./bench/load
 	$(GO) test -run '^$$' -bench 'RelayStream|Inference|TranslatedStream' -benchmem ./runtime/proxy ./runtime/server
+
+# The chaos run: pistrad against fake providers failing at random, a few
+# thousand requests; CHAOSFLAGS passes flags, e.g. CHAOSFLAGS="-seed 42".
+CHAOSFLAGS ?=
+chaos:
+	$(GO) run ./bench/chaos $(CHAOSFLAGS)

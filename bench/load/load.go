@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pistra/pistra/bench/internal/proc"
 	"github.com/pistra/pistra/internal/fakeprovider"
 )
 
@@ -93,7 +94,7 @@ func gatewayCPU(pid int) time.Duration {
 	if pid == 0 {
 		return 0
 	}
-	d, err := cpuTime(pid)
+	d, err := proc.CPUTime(pid)
 	if err != nil {
 		return 0
 	}

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pistra/pistra/bench/internal/proc"
 )
 
 type config struct {
@@ -83,7 +85,7 @@ func bench(cfg config) error {
 	targets, procs, err := setUp(dir, slices.Max(cfg.conc))
 	defer func() {
 		for _, p := range procs {
-			p.stop()
+			p.Stop()
 		}
 	}()
 	if err != nil {
@@ -119,18 +121,18 @@ func bench(cfg config) error {
 
 // setUp builds and starts the fake, pistrad (twice: in-memory budgets, and
 // a single-node raft ledger), the reverse proxy and the lean relay.
-func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
-	var procs []*proc
-	if err := buildBinaries(dir); err != nil {
+func setUp(dir string, maxConc int) ([]*target, []*proc.Proc, error) {
+	var procs []*proc.Proc
+	if err := proc.Build(dir, nil, "./cmd/pistrad", "./cmd/fakeprovider"); err != nil {
 		return nil, nil, err
 	}
-	fake, err := startProc(dir, "fakeprovider", exec.Command(dir+"/fakeprovider", "-openai", "127.0.0.1:0", "-record", "0"),
-		"fake provider serving", func(l string) string { return field(l, "base_url") })
+	fake, err := proc.Start(dir, "fakeprovider", exec.Command(dir+"/fakeprovider", "-openai", "127.0.0.1:0", "-record", "0"),
+		"fake provider serving", func(l string) string { return proc.Field(l, "base_url") })
 	if err != nil {
 		return nil, procs, err
 	}
 	procs = append(procs, fake)
-	base := fake.addr // http://127.0.0.1:port/v1
+	base := fake.Addr // http://127.0.0.1:port/v1
 	bundle, err := writeBundle(dir, base)
 	if err != nil {
 		return nil, procs, err
@@ -138,7 +140,7 @@ func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 	pd := exec.Command(dir+"/pistrad", "-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0", "-ledger-in-memory",
 		"-max-idle-conns-per-host", "512")
 	pd.Env = append(os.Environ(), "PISTRA_BENCH_UPSTREAM_KEY=bench-upstream", "PISTRA_ADMIN_TOKEN=bench-admin")
-	pistrad, err := startProc(dir, "pistrad", pd, `"msg":"listening"`, func(l string) string { return field(l, "public") })
+	pistrad, err := proc.Start(dir, "pistrad", pd, `"msg":"listening"`, func(l string) string { return proc.Field(l, "public") })
 	if err != nil {
 		return nil, procs, err
 	}
@@ -148,7 +150,7 @@ func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 	pr := exec.Command(dir+"/pistrad", "-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0",
 		"-max-idle-conns-per-host", "512", "-ledger-dir", dir+"/ledger")
 	pr.Env = pd.Env
-	raftd, err := startProc(dir, "pistrad-raft", pr, `"msg":"listening"`, func(l string) string { return field(l, "public") })
+	raftd, err := proc.Start(dir, "pistrad-raft", pr, `"msg":"listening"`, func(l string) string { return proc.Field(l, "public") })
 	if err != nil {
 		return nil, procs, err
 	}
@@ -160,30 +162,30 @@ func setUp(dir string, maxConc int) ([]*target, []*proc, error) {
 	listening := func(l string) string { return strings.TrimPrefix(l, "listening ") }
 	rc := exec.Command(self)
 	rc.Env = append(os.Environ(), revProxyEnv+"="+strings.TrimSuffix(base, "/v1"))
-	rp, err := startProc(dir, "reverseproxy", rc, "listening ", listening)
+	rp, err := proc.Start(dir, "reverseproxy", rc, "listening ", listening)
 	if err != nil {
 		return nil, procs, err
 	}
 	procs = append(procs, rp)
 	lc := exec.Command(self)
 	lc.Env = append(os.Environ(), leanRelayEnv+"="+strings.TrimSuffix(base, "/v1"))
-	lean, err := startProc(dir, "leanrelay", lc, "listening ", listening)
+	lean, err := proc.Start(dir, "leanrelay", lc, "listening ", listening)
 	if err != nil {
 		return nil, procs, err
 	}
 	procs = append(procs, lean)
 	targets := []*target{
 		{name: "direct", url: base + "/chat/completions", model: "gpt-4o-mini", key: "direct", client: newClient(maxConc)},
-		{name: "pistrad", url: "http://" + pistrad.addr + "/v1/chat/completions", model: "fast", key: benchKey,
-			pid: pistrad.cmd.Process.Pid, client: newClient(maxConc)},
-		{name: "pistrad+budget", url: "http://" + pistrad.addr + "/v1/chat/completions", model: "fast", key: budgetKey,
-			pid: pistrad.cmd.Process.Pid, client: newClient(maxConc)},
-		{name: "pistrad+raft", url: "http://" + raftd.addr + "/v1/chat/completions", model: "fast", key: budgetKey,
-			pid: raftd.cmd.Process.Pid, client: newClient(maxConc)},
-		{name: "reverseproxy", url: "http://" + rp.addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
-			pid: rp.cmd.Process.Pid, client: newClient(maxConc)},
-		{name: "leanrelay", url: "http://" + lean.addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
-			pid: lean.cmd.Process.Pid, client: newClient(maxConc)},
+		{name: "pistrad", url: "http://" + pistrad.Addr + "/v1/chat/completions", model: "fast", key: benchKey,
+			pid: pistrad.Cmd.Process.Pid, client: newClient(maxConc)},
+		{name: "pistrad+budget", url: "http://" + pistrad.Addr + "/v1/chat/completions", model: "fast", key: budgetKey,
+			pid: pistrad.Cmd.Process.Pid, client: newClient(maxConc)},
+		{name: "pistrad+raft", url: "http://" + raftd.Addr + "/v1/chat/completions", model: "fast", key: budgetKey,
+			pid: raftd.Cmd.Process.Pid, client: newClient(maxConc)},
+		{name: "reverseproxy", url: "http://" + rp.Addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
+			pid: rp.Cmd.Process.Pid, client: newClient(maxConc)},
+		{name: "leanrelay", url: "http://" + lean.Addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
+			pid: lean.Cmd.Process.Pid, client: newClient(maxConc)},
 	}
 	return targets, procs, nil
 }

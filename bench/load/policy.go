@@ -2,12 +2,9 @@ package main
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"github.com/pistra/pistra/compiler"
+	"github.com/pistra/pistra/bench/internal/proc"
 )
 
 // benchKey is the client key the load sends through pistrad; budgetKey the
@@ -45,24 +42,7 @@ keys: [
 // writeBundle compiles the benchmark policy for an upstream at baseURL and
 // writes bundle.json into dir.
 func writeBundle(dir, baseURL string) (string, error) {
-	src := filepath.Join(dir, "policy")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		return "", err
-	}
-	cue := fmt.Sprintf(benchPolicy, baseURL, sha256Sum(benchKey), sha256Sum(budgetKey))
-	if err := os.WriteFile(filepath.Join(src, "policy.cue"), []byte(cue), 0o644); err != nil {
-		return "", err
-	}
-	g, err := compiler.Compile(src)
-	if err != nil {
-		return "", fmt.Errorf("compile the benchmark policy: %w", err)
-	}
-	b, err := json.Marshal(g)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "bundle.json")
-	return path, os.WriteFile(path, b, 0o644)
+	return proc.WriteBundle(dir, fmt.Sprintf(benchPolicy, baseURL, sha256Sum(benchKey), sha256Sum(budgetKey)))
 }
 
 func sha256Sum(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }

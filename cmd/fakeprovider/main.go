@@ -11,7 +11,9 @@
 // a trust-domain pool behind mutual TLS does. Faults and usage modes set by
 // flags apply to both servers; each server
 // also takes them at runtime on POST /_fake/faults and POST /_fake/usage, and
-// a request may set its own usage modes in the Fake-Usage header.
+// a request may set its own usage modes in the Fake-Usage header. With
+// -chaos-rate each server instead draws a fault at random for a share of
+// its calls (see fakeprovider.Chaos), as the chaos run (bench/chaos) needs.
 package main
 
 import (
@@ -46,6 +48,7 @@ type config struct {
 	tls                       fakeprovider.TLSOptions
 	faults                    fakeprovider.Faults
 	usage                     fakeprovider.Usage
+	chaos                     fakeprovider.Chaos
 }
 
 func parseFlags(args []string) (config, error) {
@@ -69,7 +72,18 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.faults.CutAfter, "cut-after", 0, "drop stream connections after this many events (0: never)")
 	fs.TextVar(&c.usage, "usage", fakeprovider.Usage{},
 		"usage modes, comma-separated: split (every usage breakdown on every answer), every-chunk (running usage on each chat chunk, as Gemini does) or last-choice (usage in the last choice's chunk)")
+	fs.Float64Var(&c.chaos.Rate, "chaos-rate", 0, "share of calls (0..1) spoiled with a fault drawn at random, in place of the fault flags above (-chunk-delay still paces them); the other calls keep those")
+	fs.Uint64Var(&c.chaos.Seed, "chaos-seed", 1, "seed of the random faults: the same seed and requests meet the same faults")
+	fs.DurationVar(&c.chaos.Stall, "chaos-stall", 3*time.Second, "how long the stall and stall-mid faults hold an answer")
+	kinds := fs.String("chaos-faults", "all", "comma-separated faults drawn from: "+fakeprovider.JoinChaosKinds(fakeprovider.ChaosKinds))
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.chaos.Kinds, err = fakeprovider.ParseChaosKinds(*kinds); err != nil {
+		return c, err
+	}
+	if err := c.chaos.Validate(); err != nil {
 		return c, err
 	}
 	if c.openAIAddr == "" && c.anthropicAddr == "" {
@@ -105,7 +119,7 @@ func run(args []string) error {
 			continue
 		}
 		s, err := fakeprovider.New(fakeprovider.Options{
-			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults, Usage: cfg.usage,
+			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults, Usage: cfg.usage, Chaos: cfg.chaos,
 			CertAuth: cfg.tls.ClientCAFile != "",
 		})
 		if err != nil {
@@ -121,7 +135,8 @@ func run(args []string) error {
 			return err
 		}
 		listeners = append(listeners, l)
-		slog.Info("fake provider serving", "dialect", srv.dialect, "base_url", l.BaseURL, "key_required", srv.key != "" && cfg.tls.ClientCAFile == "", "client_cert_required", cfg.tls.ClientCAFile != "", "usage", cfg.usage.String())
+		slog.Info("fake provider serving", "dialect", srv.dialect, "base_url", l.BaseURL, "key_required", srv.key != "" && cfg.tls.ClientCAFile == "",
+			"client_cert_required", cfg.tls.ClientCAFile != "", "usage", cfg.usage.String(), "chaos_rate", cfg.chaos.Rate, "chaos_seed", cfg.chaos.Seed)
 	}
 	<-ctx.Done()
 	slog.Info("fake provider shutting down")

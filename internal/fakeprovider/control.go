@@ -14,11 +14,17 @@ import (
 //	POST /_fake/usage     replace it (the same object)
 //	GET  /_fake/requests  the recorded calls, oldest first
 //	POST /_fake/reset     forget recorded calls, zero the call count
+//	GET  /_fake/chaos     the faults Chaos injected, by kind, and the call count
 const controlPrefix = "/_fake/"
 
 type controlState struct {
 	Faults Faults `json:"faults"`
 	Calls  int64  `json:"calls"`
+}
+
+type chaosJSON struct {
+	Injected map[ChaosKind]int64 `json:"injected"`
+	Calls    int64               `json:"calls"`
 }
 
 type usageJSON struct {
@@ -59,6 +65,8 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 				Header: maskCredentials(rec.Header), Body: string(rec.Body), BodySize: rec.BodySize, Model: rec.Model}
 		}
 		writeControlJSON(w, http.StatusOK, out)
+	case "GET chaos":
+		writeControlJSON(w, http.StatusOK, chaosJSON{Injected: s.ChaosInjected(), Calls: s.Calls()})
 	case "POST reset":
 		s.Reset()
 		w.WriteHeader(http.StatusNoContent)

@@ -52,6 +52,10 @@ type Options struct {
 	// key, as a trust-domain pool behind mutual TLS does: a call must come
 	// through ListenTLS with a verified certificate, and Key is not read.
 	CertAuth bool
+	// Chaos, when its Rate is set, spoils a share of the calls with a
+	// fault drawn for each, in place of Faults (whose ChunkDelay still
+	// paces them); the other calls keep Faults. SetChaos changes it.
+	Chaos Chaos
 }
 
 // maxBodyBytes bounds a request body, like the real APIs do.
@@ -66,6 +70,7 @@ type Server struct {
 	models   []string
 	faults   faultState
 	usage    atomic.Pointer[Usage]
+	chaos    atomic.Pointer[chaosState]
 	rec      recorder
 	calls    atomic.Int64
 	ids      atomic.Uint64
@@ -92,6 +97,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.faults.set(opts.Faults)
 	s.SetUsage(opts.Usage)
+	if err := s.SetChaos(opts.Chaos); err != nil {
+		return nil, fmt.Errorf("fakeprovider: %w", err)
+	}
 	var seed [8]byte
 	_, _ = rand.Read(seed[:])
 	s.idSeed = binary.LittleEndian.Uint64(seed[:])
@@ -175,6 +183,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.calls.Add(1)
 
 	a, fail := s.faults.take()
+	if cs := s.chaos.Load(); cs != nil {
+		spoiled, done := cs.spoil(x, a.faults())
+		if done {
+			return
+		}
+		if spoiled != nil {
+			a, fail = spoiled, spoiled.f.FailStatus != 0
+		}
+	}
 	f := a.faults()
 	x.faults, x.active = f, a
 	if !sleepCtx(r.Context(), f.FirstByteDelay) {
