@@ -2,13 +2,14 @@ package golden
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"testing"
 
-	"github.com/pistra/pistra/runtime/expr"
+	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/server"
 )
 
 // decision is one routing fact a policy author pins: who asks for what
@@ -44,16 +45,12 @@ func runDecisions(t *testing.T, g *plan.Graph, file string) {
 	if len(ds) == 0 {
 		t.Fatalf("%s holds no decisions", file)
 	}
-	progs, err := expr.Load(g.CEL)
-	if err != nil {
-		t.Fatalf("loading the graph's expressions: %v", err)
-	}
 	for i, d := range ds {
 		if (d.Want == nil) == (d.WantError == "") {
 			t.Errorf("%s[%d] %q: give exactly one of want and want_error", file, i, d.Note)
 			continue
 		}
-		got, refusal, err := decide(g, progs, d)
+		got, refusal, err := decide(g, d)
 		switch {
 		case err != nil:
 			t.Errorf("%s[%d] %q: %v", file, i, d.Note, err)
@@ -72,10 +69,9 @@ func describe(s served, refusal string) string {
 	return fmt.Sprintf("served by %+v", s)
 }
 
-// decide answers a decision the way the gateway does: plan lookup, then
-// fidelity selection (plan.Select) on the capabilities used, then the
-// access rules that need the key, walking the selected candidates in order.
-func decide(g *plan.Graph, progs *expr.Programs, d decision) (served, string, error) {
+// decide answers a decision with the gateway's own decision
+// (server.Decide): the candidate it would try first, or its refusal code.
+func decide(g *plan.Graph, d decision) (served, string, error) {
 	prof, err := profileOf(g, d)
 	if err != nil {
 		return served{}, "", err
@@ -84,56 +80,17 @@ func decide(g *plan.Graph, progs *expr.Programs, d decision) (served, string, er
 	if err != nil {
 		return served{}, "", err
 	}
-	p, ok := g.Lookup(prof, d.Route, d.Model)
-	if !ok {
-		return served{}, noPlanReason(g, prof, d), nil
+	cands, err := server.Decide(g, prof, d.Key, d.Route, d.Model, used)
+	var refusal *dialect.Error
+	switch {
+	case errors.As(err, &refusal):
+		return served{}, string(refusal.Code), nil
+	case err != nil:
+		return served{}, "", err
 	}
-	cands := g.CandidatesOf(p)
-	if len(cands) == 0 {
-		return served{}, emptyPlanReason(g.SkipsOf(p)), nil
-	}
-	sel := plan.Select(cands, used, g.Profiles[prof].OnFidelityLoss, nil)
-	if sel.Rejected {
-		return served{}, "rejected", nil
-	}
-	rules := append(slices.Clone(g.Rules), g.Profiles[prof].Rules...)
-	var denied string
-	for _, i := range sel.Attempt {
-		c := &cands[i]
-		code, err := denyingRule(g, progs, rules, prof, d, c)
-		if err != nil {
-			return served{}, "", err
-		}
-		if code == "" {
-			prov := &g.Providers[c.Provider]
-			return served{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Tier: c.Tier}, "", nil
-		}
-		if denied == "" {
-			denied = code
-		}
-	}
-	return served{}, denied, nil
-}
-
-// denyingRule evaluates the rules left to request time (those reading the
-// key) for one candidate and returns the first denying rule's code.
-func denyingRule(g *plan.Graph, progs *expr.Programs, rules []plan.Rule, prof int, d decision, c *plan.Candidate) (string, error) {
+	c := &cands[0]
 	prov := &g.Providers[c.Provider]
-	attrs := expr.Attrs{Route: string(d.Route), Model: d.Model, UpstreamModel: c.Model, Profile: g.Profiles[prof].Name,
-		Key: d.Key, Provider: prov.Name, Channel: prov.Channels[c.Channel].Name}
-	for _, r := range rules {
-		if r.Static {
-			continue // folded into the plan at build time
-		}
-		deny, err := progs.Rule(r.Expr, attrs)
-		if err != nil {
-			return "", fmt.Errorf("rule %q: %w", r.Name, err)
-		}
-		if deny {
-			return r.Code, nil
-		}
-	}
-	return "", nil
+	return served{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Tier: c.Tier}, "", nil
 }
 
 func profileOf(g *plan.Graph, d decision) (int, error) {
@@ -166,32 +123,4 @@ func capSet(names []string) (plan.CapSet, error) {
 		s |= plan.Of(c)
 	}
 	return s, nil
-}
-
-// noPlanReason tells the three "no entry" answers apart: a name the
-// catalog does not serve, a name this profile has on other routes only,
-// and a name this profile may not use at all.
-func noPlanReason(g *plan.Graph, prof int, d decision) string {
-	if !g.Known(d.Model) {
-		return "unknown_model"
-	}
-	for _, r := range plan.Routes {
-		if _, ok := g.Lookup(prof, r, d.Model); ok {
-			return "route_unserved"
-		}
-	}
-	return "model_denied"
-}
-
-// emptyPlanReason is why a kept plan has no candidate: the first skip the
-// profile itself decided (fidelity_loss, pool_subset_missing, a rule code).
-func emptyPlanReason(skips []plan.Skip) string {
-	for _, s := range skips {
-		switch s.Reason {
-		case "not_served", "route_unserved", "model_denied":
-		default:
-			return s.Reason
-		}
-	}
-	return "model_denied"
 }

@@ -28,6 +28,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/server"
 )
@@ -267,9 +268,14 @@ func run(g *plan.Graph, c *Case) Result {
 		r.Err = err
 		return r
 	}
-	cands, e := server.Decide(g, prof, c.Route, c.Model, used)
-	if e != nil {
+	cands, err := server.Decide(g, prof, c.Key, c.Route, c.Model, used)
+	var e *dialect.Error
+	switch {
+	case errors.As(err, &e):
 		r.Got.Refuse, r.Message = string(e.Code), e.Message
+		return r
+	case err != nil:
+		r.Err = err
 		return r
 	}
 	for i := range cands {

@@ -333,6 +333,34 @@ type Rule struct {
 	Static bool `json:"static"`
 }
 
+// RequestRules are the access rules of profile the build could not fold
+// into its plans, because they read the key: the deployment-wide ones,
+// then the profile's, in the order written. Nil when there are none.
+func (g *Graph) RequestRules(profile int) []Rule {
+	var out []Rule
+	for _, rules := range [][]Rule{g.Rules, g.Profiles[profile].Rules} {
+		for _, r := range rules {
+			if !r.Static {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// RuleByCode is the first access rule of profile (deployment-wide, then
+// its own) whose code is code, the rule behind a skip of that reason.
+func (g *Graph) RuleByCode(profile int, code string) (Rule, bool) {
+	for _, rules := range [][]Rule{g.Rules, g.Profiles[profile].Rules} {
+		for _, r := range rules {
+			if r.Code == code {
+				return r, true
+			}
+		}
+	}
+	return Rule{}, false
+}
+
 // Expr is a CEL expression checked at build time.
 type Expr struct {
 	Kind   string `json:"kind"` // "cost" or "rule"

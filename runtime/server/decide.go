@@ -1,12 +1,14 @@
 package server
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 	"strings"
 
 	"github.com/pistra/pistra/runtime/caps"
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/expr"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/translate"
@@ -23,26 +25,42 @@ type decision struct {
 	used plan.CapSet
 	read bool
 	sel  plan.Selection
+	// skips are the plan's build-time skips, and the candidates the key's
+	// access rules denied (see keyRules).
+	skips []plan.Skip
 }
 
 // decide looks the plan up, reads the capabilities the body uses when some
 // candidate could drop one, and runs fidelity selection. The error is the
 // refusal the client gets: no plan, no candidate left, or fidelity_loss.
 func (s *Server) decide(x *exchange, route plan.Route) (decision, *dialect.Error) {
-	d, e := decideOn(x.snap.Graph, x.profile, route, x.rec.Model, &x.caps, x.order)
+	kr := &x.keyRules
+	kr.progs, kr.rules, kr.key = x.snap.Programs, x.snap.RequestRules[x.profile], ""
+	if x.key >= 0 {
+		kr.key = x.snap.Graph.Keys[x.key].Name
+	}
+	d, e := decideOn(x.snap.Graph, x.profile, route, x.rec.Model, &x.caps, x.order, kr)
 	if d.sel.Attempt != nil {
 		x.order = d.sel.Attempt[:0] // keep the grown buffer for the next request
 	}
 	return d, e
 }
 
-// Decide is the routing decision pistrad makes for a request of profile on
-// route naming name and using the capabilities in used, before admission
-// (suspensions, budgets, health): the candidates it would attempt, in
-// order, or the refusal the client would get. `pistrac test` answers a
-// policy's golden cases with it, so they hold the gateway's own code.
-func Decide(g *plan.Graph, profile int, route plan.Route, name string, used plan.CapSet) ([]plan.Candidate, *dialect.Error) {
-	d, e := decideOn(g, profile, route, name, fixedCaps(used), nil)
+// Decide is the routing decision pistrad makes for a request of profile,
+// with the key named key ("" for none), on route naming name and using the
+// capabilities in used, before admission (suspensions, budgets, health):
+// the candidates it would attempt, in order, or the refusal the client
+// would get. `pistrac test` answers a policy's golden cases with it, so
+// they hold the gateway's own code.
+func Decide(g *plan.Graph, profile int, key string, route plan.Route, name string, used plan.CapSet) ([]plan.Candidate, error) {
+	kr := &keyRules{rules: g.RequestRules(profile), key: key}
+	if len(kr.rules) > 0 {
+		var err error
+		if kr.progs, err = expr.Load(g.CEL); err != nil {
+			return nil, fmt.Errorf("cel: %w", err)
+		}
+	}
+	d, e := decideOn(g, profile, route, name, fixedCaps(used), nil, kr)
 	if e != nil {
 		return nil, e
 	}
@@ -60,14 +78,17 @@ func (f fixedCaps) Caps() plan.CapSet { return plan.CapSet(f) }
 
 // decideOn is decide on its inputs alone; buf is reused for the attempt
 // order when it has room.
-func decideOn(g *plan.Graph, profile int, route plan.Route, name string, src capSource, buf []int) (decision, *dialect.Error) {
+func decideOn(g *plan.Graph, profile int, route plan.Route, name string, src capSource, buf []int, kr *keyRules) (decision, *dialect.Error) {
 	p, ok := g.Lookup(profile, route, name)
 	if !ok {
 		return decision{}, modelError(g, profile, route, name)
 	}
-	d := decision{plan: p, cands: g.CandidatesOf(p)}
+	d := decision{plan: p, cands: g.CandidatesOf(p), skips: g.SkipsOf(p)}
+	if len(kr.rules) > 0 {
+		kr.apply(g, profile, route, name, &d)
+	}
 	if len(d.cands) == 0 {
-		return d, noCandidateError(g, p, name)
+		return d, noCandidateError(g, profile, d.skips, name)
 	}
 	d.used, d.read = capsUsed(p, d.cands, route, src)
 	d.sel = plan.Select(d.cands, d.used, g.LossAction(profile), buf)
@@ -75,6 +96,61 @@ func decideOn(g *plan.Graph, profile int, route plan.Route, name string, src cap
 		return d, fidelityError(g, d, name)
 	}
 	return d, nil
+}
+
+// keyRules are the access rules that read the key, which the build could
+// not fold into the plans: each candidate is put to them (deployment-wide
+// first, then the profile's) before fidelity selection, as the build does
+// with the rules it could decide, so a denied candidate is a skip like any
+// other. The buffers are the exchange's, reused across requests; a plan
+// the rules leave whole is not copied.
+type keyRules struct {
+	progs *expr.Programs
+	rules []plan.Rule
+	key   string // the key's name
+	cands []plan.Candidate
+	skips []plan.Skip
+}
+
+// apply removes from d the candidates a rule denies, adding each to d's
+// skips with the rule's code as its reason.
+func (kr *keyRules) apply(g *plan.Graph, profile int, route plan.Route, name string, d *decision) {
+	cands, skips := kr.cands[:0], kr.skips[:0]
+	denied := false
+	for i := range d.cands {
+		c := &d.cands[i]
+		code := kr.deny(g, profile, route, name, c)
+		if code == "" {
+			if denied {
+				cands = append(cands, *c)
+			}
+			continue
+		}
+		if !denied {
+			denied = true
+			cands = append(cands, d.cands[:i]...)
+			skips = append(skips, d.skips...)
+		}
+		skips = append(skips, plan.Skip{Provider: c.Provider, Channel: c.Channel, Model: c.Model, Reason: code, Translate: c.Translate})
+	}
+	if denied {
+		kr.cands, kr.skips = cands, skips
+		d.cands, d.skips = cands, skips
+	}
+}
+
+// deny is the code of the first rule denying c, "" when none does. A rule
+// that cannot be evaluated denies: an access rule fails closed.
+func (kr *keyRules) deny(g *plan.Graph, profile int, route plan.Route, name string, c *plan.Candidate) string {
+	prov := &g.Providers[c.Provider]
+	a := expr.Attrs{Route: string(route), Model: name, UpstreamModel: c.Model, Profile: g.Profiles[profile].Name,
+		Key: kr.key, Provider: prov.Name, Channel: prov.Channels[c.Channel].Name}
+	for _, r := range kr.rules {
+		if deny, err := kr.progs.Rule(r.Expr, a); deny || err != nil {
+			return r.Code
+		}
+	}
+	return ""
 }
 
 // capSource is the body's capability read; *caps.Reader, memoized per

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -69,17 +70,25 @@ func available(names []string) string {
 }
 
 // noCandidateError explains a plan whose every candidate the policy ruled
-// out at build time, naming each and the reason.
-func noCandidateError(g *plan.Graph, p *plan.Plan, name string) *dialect.Error {
+// out, listing each skip. When an access rule took a candidate out, the
+// refusal is that rule's: its code and message, as the policy promises.
+func noCandidateError(g *plan.Graph, profile int, skips []plan.Skip, name string) *dialect.Error {
+	e := &dialect.Error{Status: http.StatusForbidden, Code: dialect.CodeNoCandidate, Param: "model",
+		Message: "no provider may serve model " + quote(name) + " for this key"}
 	var reasons []string
-	for _, sk := range g.SkipsOf(p) {
+	ruled := false
+	for _, sk := range skips {
 		reasons = append(reasons, skipReason(g, sk))
+		if r, ok := g.RuleByCode(profile, sk.Reason); ok && !ruled {
+			ruled = true
+			e.Code = dialect.Code(r.Code)
+			e.Message = cmp.Or(r.Message, "denied by access rule "+quote(r.Name)) + "; " + e.Message
+		}
 	}
-	msg := "no provider may serve model " + quote(name) + " for this key"
 	if len(reasons) > 0 {
-		msg += ": " + strings.Join(reasons, "; ")
+		e.Message += ": " + strings.Join(reasons, "; ")
 	}
-	return &dialect.Error{Status: http.StatusForbidden, Code: dialect.CodeNoCandidate, Message: msg, Param: "model"}
+	return e
 }
 
 func skipReason(g *plan.Graph, sk plan.Skip) string {

@@ -33,6 +33,7 @@ type exchange struct {
 	maxOutput uint64
 	caps      caps.Reader
 	order     []int
+	keyRules  keyRules // buffers of the key's access rules (decide.go)
 	px        proxy.Exchange
 	// rec is what the request was, for the headers, the log and the
 	// metrics alike.
@@ -41,8 +42,8 @@ type exchange struct {
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route string, d plan.Dialect) *exchange {
 	x := s.exchanges.Get().(*exchange)
-	order := x.order[:0]
-	*x = exchange{r: r, profile: -1, key: -1, order: order}
+	order, kr := x.order[:0], keyRules{cands: x.keyRules.cands[:0], skips: x.keyRules.skips[:0]}
+	*x = exchange{r: r, profile: -1, key: -1, order: order, keyRules: kr}
 	x.rec = record.Record{Start: time.Now(), ID: requestIDOf(r), Route: route}
 	x.w.reset(w, s.opts.ClientWriteTimeout)
 	x.dialect = writerFor(d)

@@ -123,7 +123,7 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Upstreams:  x.snap.Upstreams,
 		Candidates: d.cands,
 		Order:      d.sel.Attempt,
-		Skips:      g.SkipsOf(d.plan),
+		Skips:      d.skips,
 		Admission: admission.Request{
 			Snapshot: x.snap, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
 			MaxOutput: x.maxOutput,

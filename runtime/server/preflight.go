@@ -150,7 +150,7 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 		Capabilities: capsRead{Read: d.read, Used: d.used}, Lossy: d.sel.Lossy,
 		AttemptOrder: make([]dialect.Candidate, 0, len(d.sel.Attempt)),
 		PassedOver:   make([]dialect.Candidate, 0, len(d.sel.Passed)),
-		Skipped:      staticSkips(g, d.plan),
+		Skipped:      skipsOf(g, d.skips),
 	}
 	// The attempt loop's own test of each candidate, translation included,
 	// so a body the translator refuses is refused here too.
@@ -203,9 +203,9 @@ func (s *Server) suspended(x *exchange, c *plan.Candidate) *admission.Refusal {
 	return no
 }
 
-// staticSkips lists the plan's build-time skips with their reasons.
-func staticSkips(g *plan.Graph, p *plan.Plan) []skipped {
-	sks := g.SkipsOf(p)
+// skipsOf lists a decision's skips (the plan's and the key's rules') with
+// their reasons.
+func skipsOf(g *plan.Graph, sks []plan.Skip) []skipped {
 	out := make([]skipped, 0, len(sks))
 	for _, sk := range sks {
 		prov := &g.Providers[sk.Provider]

@@ -35,6 +35,9 @@ type Snapshot struct {
 	// The breakers outlive the snapshot: the server carries them across
 	// reloads by provider name.
 	Circuits []*circuit.Breaker
+	// RequestRules[profile] is Graph.RequestRules(profile), kept so no
+	// request filters the rules again.
+	RequestRules [][]plan.Rule
 	// Source says where the graph came from ("compiled-in", a bundle path).
 	Source   string
 	LoadedAt time.Time
@@ -69,7 +72,9 @@ func New(g *plan.Graph, source string, env func(string) (string, bool)) (*Snapsh
 	}
 	s := &Snapshot{Graph: g, Upstreams: ups, Programs: progs, Source: source, LoadedAt: time.Now(), keys: keys}
 	s.models = make([][numDialects][]string, len(g.Profiles))
+	s.RequestRules = make([][]plan.Rule, len(g.Profiles))
 	for p := range g.Profiles {
+		s.RequestRules[p] = g.RequestRules(p)
 		for _, r := range plan.Routes {
 			d := dialectIndex(r.Dialect())
 			s.models[p][d] = append(s.models[p][d], g.Listed(p, r)...)
