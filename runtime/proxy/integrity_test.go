@@ -151,6 +151,34 @@ func TestUpstreamErrorInsideAStream(t *testing.T) {
 	}
 }
 
+// TestClientLeavingOnTheErrorEvent: a client that hangs up as soon as it
+// reads the upstream's error event (SDKs do) left after its answer: the
+// record is the upstream's error, not a 499, natively and translated.
+func TestClientLeavingOnTheErrorEvent(t *testing.T) {
+	errEvent := "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+	for _, tt := range []struct {
+		name  string
+		route plan.Route
+		body  string
+		cand  plan.Candidate
+	}{
+		{"native", plan.RouteMessages, antClientBody, antSame},
+		{"translated", plan.RouteChatCompletions, `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`, toAnt},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := metrics.New()
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.SSE(append(append([]string{}, antEvents[:3]...), errEvent)...)}})
+			res, _ := call{route: tt.route, body: tt.body, cands: []plan.Candidate{tt.cand}, metrics: m, hangUpOn: "Overloaded"}.serve(t, up)
+			if res.Status == record.StatusClientClosed || res.Err == nil || !strings.Contains(res.Err.Error(), "Overloaded") {
+				t.Fatalf("status %d err %v, want the upstream's error", res.Status, res.Err)
+			}
+			if n := testkit.Counter(t, m.Registry(), "pistra_stream_failures_total", map[string]string{"reason": metrics.StreamUpstreamError}); n != 1 {
+				t.Errorf("counted %v", n)
+			}
+		})
+	}
+}
+
 // TestUsageAskedOnTheClientsBehalf: a chat stream whose client did not ask
 // for usage is asked upstream, metered, and relayed without the usage-only
 // chunk, byte for byte as the client would have had it; a client that

@@ -223,15 +223,17 @@ func (p *Proxy) relayStream(x *Exchange, a *attempt, res *record.Record) {
 	switch {
 	case w.err != nil:
 		res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", w.err)
+	case st.meter.UpstreamError() != nil:
+		// The client got the upstream's error event, which ends a stream:
+		// every write went through, so a client that hangs up on reading
+		// it (SDKs do) left after the answer, not before it.
+		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, st.meter.UpstreamError())
+		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
 	case x.Client.Context().Err() != nil:
 		// The client left: the upstream read was cancelled for it, and
 		// there is no one to tell.
 		res.Status = record.StatusClientClosed
 		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
-	case st.meter.UpstreamError() != nil:
-		// The client got the upstream's error event, which ends a stream.
-		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, st.meter.UpstreamError())
-		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
 	case upErr != nil || !st.meter.Ended():
 		why := "ended without its terminal event"
 		if upErr != nil {

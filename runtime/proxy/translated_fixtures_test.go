@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +86,25 @@ type call struct {
 	// snap is what the gate is told the request is served under (its
 	// circuit breakers included); nil for none.
 	snap *snapshot.Snapshot
+	// hangUpOn, when set, ends the client's context as soon as the client
+	// has been written these bytes: an SDK closing the connection on
+	// reading an error event.
+	hangUpOn string
+}
+
+// hangUp is a client that leaves once it has read what it waits for.
+type hangUp struct {
+	*flushCounter
+	on     string
+	cancel context.CancelFunc
+}
+
+func (h *hangUp) Write(b []byte) (int, error) {
+	n, err := h.flushCounter.Write(b)
+	if strings.Contains(h.Body.String(), h.on) {
+		h.cancel()
+	}
+	return n, err
 }
 
 func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCounter) {
@@ -120,6 +141,13 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 		order[i] = i
 	}
 	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	var cw http.ResponseWriter = w
+	if c.hangUpOn != "" {
+		ctx, cancel := context.WithCancel(client.Context())
+		defer cancel()
+		client = client.WithContext(ctx)
+		cw = &hangUp{flushCounter: w, on: c.hangUpOn, cancel: cancel}
+	}
 	m := c.metrics
 	if m == nil {
 		m = metrics.New()
@@ -130,7 +158,7 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 	}
 	p := &Proxy{Transport: tr, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate, MaxAnswerBytes: c.maxAnswer}
 	var rec record.Record
-	p.Serve(&Exchange{W: w, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
+	p.Serve(&Exchange{W: cw, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
 		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order, Skips: c.skips,
 		Admission: admission.Request{Snapshot: c.snap, Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()},
 		Record:    &rec})

@@ -106,6 +106,11 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Recor
 	switch {
 	case fw.err != nil:
 		res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", fw.err)
+	case s.UpstreamError() != nil && xlatErr == nil:
+		// Relayed as an error event, every write through: a client that
+		// hangs up on reading it left after the answer (see relayStream).
+		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, s.UpstreamError())
+		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
 	case x.Client.Context().Err() != nil:
 		res.Status = record.StatusClientClosed
 		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
@@ -113,10 +118,6 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Recor
 		res.Cut = true
 		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, errors.Join(upErr, xlatErr))
 		p.Metrics.StreamFailure(a.up.Name, metrics.StreamIncomplete)
-	case s.UpstreamError() != nil:
-		// Relayed as an error event; the stream itself ended cleanly.
-		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, s.UpstreamError())
-		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
 	}
 }
 
