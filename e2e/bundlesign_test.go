@@ -234,7 +234,7 @@ func TestSignedBundles(t *testing.T) {
 		})
 		t.Run("the compiled-in graph, unsigned, with a key configured", func(t *testing.T) {
 			out := runRefused(t, bin, "-bundle-public-key", trusted.pubPath)
-			if want := "pistrad: policy from compiled-in: the bundle is unsigned"; !strings.Contains(out, want) {
+			if want := "pistrad: policy from compiled-in (a reload serves the same graph; serve -bundle to reload policy edits): the bundle is unsigned"; !strings.Contains(out, want) {
 				t.Errorf("pistrad said:\n%s\nwant it to say %q", out, want)
 			}
 		})
