@@ -5,7 +5,9 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/server"
 )
 
 // Plan prints the plan a query names: its candidates in attempt order, every
@@ -19,14 +21,32 @@ func Plan(w io.Writer, g *plan.Graph, q Query) error {
 	}
 	p := &printer{w: w}
 	cands, skips := g.CandidatesOf(r.plan), g.SkipsOf(r.plan)
-	writeHeader(p, g, q, r, len(cands), len(skips))
+	built := len(skips)
+	if r.key != "" {
+		// The key's rules as pistrad applies them: the candidates they deny
+		// follow the build's skips.
+		if cands, skips, err = server.Allowed(g, r.profile, r.key, q.Route, q.Model); err != nil {
+			return err
+		}
+	}
+	writeHeader(p, g, q, r, len(cands), skips)
 	writeCandidates(p, g, cands)
-	writeSkips(p, g, skips)
+	writeSkips(p, g, "skipped at build time:", skips[:built])
+	if r.key != "" {
+		if len(g.RequestRules(r.profile)) > 0 {
+			writeSkips(p, g, "denied for key "+r.key+" by the access rules that read the key:", skips[built:])
+		}
+	} else if rules := g.RequestRules(r.profile); len(rules) > 0 {
+		p.printf("\naccess rules that read the key, not applied (give -key to apply them):\n")
+		for _, rule := range rules {
+			p.printf("  access rule %s (code %s)\n", strconv.Quote(rule.Name), rule.Code)
+		}
+	}
 	writeSelection(p, g, cands, q.Caps, g.LossAction(r.profile))
 	return p.err
 }
 
-func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, nCands, nSkips int) {
+func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, nCands int, skips []plan.Skip) {
 	prof := &g.Profiles[r.profile]
 	tw := p.table()
 	who := prof.Name
@@ -40,10 +60,19 @@ func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, nCands, nSkips 
 	row(tw, "", "model:", q.Model)
 	if nCands == 0 {
 		// NativeOnly is vacuously true of an empty list; say what it means.
-		row(tw, "", "plan:", fmt.Sprintf("no candidates, %d skipped: every request is refused (no_candidate); not listed in /v1/models", nSkips))
+		// The code is the gateway's: a rule's when a rule emptied the plan.
+		code := string(dialect.CodeNoCandidate)
+		if rule, ok := server.RefusingRule(g, r.profile, skips); ok {
+			code = rule.Code
+		}
+		listed := "not listed in /v1/models"
+		if r.plan.Listed {
+			listed = "still listed in /v1/models (the build left it candidates)"
+		}
+		row(tw, "", "plan:", fmt.Sprintf("no candidates, %d skipped: every request is refused (%s); %s", len(skips), code, listed))
 	} else {
 		row(tw, "", "plan:", fmt.Sprintf("%s, %d skipped; native only: %s; listed in /v1/models: %s",
-			count(nCands, "candidate"), nSkips, yesNo(r.plan.NativeOnly), yesNo(r.plan.Listed)))
+			count(nCands, "candidate"), len(skips), yesNo(r.plan.NativeOnly), yesNo(r.plan.Listed)))
 	}
 	tw.Flush()
 }
@@ -67,8 +96,8 @@ func writeCandidates(p *printer, g *plan.Graph, cands []plan.Candidate) {
 	tw.Flush()
 }
 
-func writeSkips(p *printer, g *plan.Graph, skips []plan.Skip) {
-	p.printf("\nskipped at build time:\n")
+func writeSkips(p *printer, g *plan.Graph, heading string, skips []plan.Skip) {
+	p.printf("\n%s\n", heading)
 	if len(skips) == 0 {
 		p.printf("  none\n")
 		return

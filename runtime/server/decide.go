@@ -53,12 +53,9 @@ func (s *Server) decide(x *exchange, route plan.Route) (decision, *dialect.Error
 // would get. `pistrac test` answers a policy's golden cases with it, so
 // they hold the gateway's own code.
 func Decide(g *plan.Graph, profile int, key string, route plan.Route, name string, used plan.CapSet) ([]plan.Candidate, error) {
-	kr := &keyRules{rules: g.RequestRules(profile), key: key}
-	if len(kr.rules) > 0 {
-		var err error
-		if kr.progs, err = expr.Load(g.CEL); err != nil {
-			return nil, fmt.Errorf("cel: %w", err)
-		}
+	kr, err := loadKeyRules(g, profile, key)
+	if err != nil {
+		return nil, err
 	}
 	d, e := decideOn(g, profile, route, name, fixedCaps(used), nil, kr)
 	if e != nil {
@@ -69,6 +66,40 @@ func Decide(g *plan.Graph, profile int, key string, route plan.Route, name strin
 		out[i] = d.cands[ci]
 	}
 	return out, nil
+}
+
+// Allowed is what the access rules that read the key leave of the plan of
+// (profile, route, name) for the key named key: the candidates still in it,
+// and the plan's skips followed by one per candidate a rule denied, its
+// reason the rule's code. `pistrac explain -key` shows the plan this way,
+// so it lists what pistrad would pass over. The plan must exist.
+func Allowed(g *plan.Graph, profile int, key string, route plan.Route, name string) ([]plan.Candidate, []plan.Skip, error) {
+	p, ok := g.Lookup(profile, route, name)
+	if !ok {
+		return nil, nil, modelError(g, profile, route, name)
+	}
+	kr, err := loadKeyRules(g, profile, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := decision{plan: p, cands: g.CandidatesOf(p), skips: g.SkipsOf(p)}
+	if len(kr.rules) > 0 {
+		kr.apply(g, profile, route, name, &d)
+	}
+	return d.cands, d.skips, nil
+}
+
+// loadKeyRules readies profile's access rules that read the key for key,
+// compiling the graph's CEL only when there are some.
+func loadKeyRules(g *plan.Graph, profile int, key string) (*keyRules, error) {
+	kr := &keyRules{rules: g.RequestRules(profile), key: key}
+	if len(kr.rules) > 0 {
+		var err error
+		if kr.progs, err = expr.Load(g.CEL); err != nil {
+			return nil, fmt.Errorf("cel: %w", err)
+		}
+	}
+	return kr, nil
 }
 
 // fixedCaps is a capSource that already knows the answer.

@@ -75,20 +75,31 @@ func available(names []string) string {
 func noCandidateError(g *plan.Graph, profile int, skips []plan.Skip, name string) *dialect.Error {
 	e := &dialect.Error{Status: http.StatusForbidden, Code: dialect.CodeNoCandidate, Param: "model",
 		Message: "no provider may serve model " + quote(name) + " for this key"}
-	var reasons []string
-	ruled := false
-	for _, sk := range skips {
-		reasons = append(reasons, skipReason(g, sk))
-		if r, ok := g.RuleByCode(profile, sk.Reason); ok && !ruled {
-			ruled = true
-			e.Code = dialect.Code(r.Code)
-			e.Message = cmp.Or(r.Message, "denied by access rule "+quote(r.Name)) + "; " + e.Message
-		}
+	if r, ok := RefusingRule(g, profile, skips); ok {
+		e.Code = dialect.Code(r.Code)
+		e.Message = cmp.Or(r.Message, "denied by access rule "+quote(r.Name)) + "; " + e.Message
+	}
+	reasons := make([]string, len(skips))
+	for i, sk := range skips {
+		reasons[i] = skipReason(g, sk)
 	}
 	if len(reasons) > 0 {
 		e.Message += ": " + strings.Join(reasons, "; ")
 	}
 	return e
+}
+
+// RefusingRule is the access rule whose code a plan left with no candidate
+// answers with: the one named by the first skip whose reason is a rule's
+// code. False when no rule took a candidate out (the refusal is then
+// no_candidate). `pistrac explain` names the code by it too.
+func RefusingRule(g *plan.Graph, profile int, skips []plan.Skip) (plan.Rule, bool) {
+	for _, sk := range skips {
+		if r, ok := g.RuleByCode(profile, sk.Reason); ok {
+			return r, true
+		}
+	}
+	return plan.Rule{}, false
 }
 
 func skipReason(g *plan.Graph, sk plan.Skip) string {
