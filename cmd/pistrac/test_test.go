@@ -98,3 +98,35 @@ func TestTestUsage(t *testing.T) {
 		t.Errorf("policy that does not compile: status %d, want %d", r.code, exitUsage)
 	}
 }
+
+// TestTestUpdateSharedWant: a want inherited from a hidden field is not
+// rewritten (that would change the passing cases sharing it); -update says
+// where to edit it, rewrites the case that states its own want, asks the
+// cases again and fails.
+func TestTestUpdateSharedWant(t *testing.T) {
+	dir := casesPolicy(t, filepath.Join("testdata", "shared_want.cue"))
+	path := filepath.Join(dir, "tests", "cases.cue")
+	r := pistrac(t, "", "test", "-update", dir)
+	r.want(t, exitFail)
+	for _, want := range []string{
+		`smart is not: want comes from _ref (cases.cue:6): edit by hand`,
+		"updated 1 of 2 failing cases",
+		"FAIL: 1 of 3 cases failed",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), `_ref: _who & {want: serve: {provider: "fake-openai", channel: "native", model: "gpt-4o-mini"}}`) {
+		t.Errorf("_ref was rewritten:\n%s", got)
+	}
+	r = pistrac(t, "", "test", dir)
+	r.want(t, exitFail)
+	if strings.Count(r.stdout, "FAIL  ") != 1 || !strings.Contains(r.stdout, "smart is not") {
+		t.Errorf("after -update, want only the shared-want case failing:\n%s", r.stdout)
+	}
+}

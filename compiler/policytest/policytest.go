@@ -75,7 +75,11 @@ type Case struct {
 	Want    Want
 
 	file  *file
-	field *ast.Field // the case's want field, rewritten by Update
+	field *ast.Field // the case's own want field, rewritten by Update
+	// shared says where the want comes from when it is not written in the
+	// case's own struct (a hidden field several cases embed, say), so
+	// Update leaves it alone rather than change every case that uses it.
+	shared string
 }
 
 // Want is what a case expects: the serving candidate, the attempt order,
@@ -176,8 +180,12 @@ func loadFile(ctx *cue.Context, def cue.Value, path string) ([]*Case, error) {
 			return nil, fmt.Errorf("%s: case %q: %w", c.Pos, c.Name, err)
 		}
 		c.Profile, c.Key, c.Route, c.Model, c.Caps, c.Want = raw.Profile, raw.Key, plan.Route(raw.Route), raw.Model, raw.Caps, raw.Want
-		if fld, ok := cv.LookupPath(cue.ParsePath("want")).Source().(*ast.Field); ok {
+		own := caseField(f, c.Name)
+		wv := cv.LookupPath(cue.ParsePath("want"))
+		if fld, ok := wv.Source().(*ast.Field); ok && own != nil && within(fld, own) {
 			c.field = fld
+		} else {
+			c.shared = origin(f, wv.Pos())
 		}
 		if (c.Want.Refuse != "") == (c.Want.Serve != nil || c.Want.Order != nil) {
 			return nil, fmt.Errorf("%s: case %q: want needs serve and/or order, or refuse alone", c.Pos, c.Name)
@@ -185,6 +193,53 @@ func loadFile(ctx *cue.Context, def cue.Value, path string) ([]*Case, error) {
 		cases = append(cases, c)
 	}
 	return cases, nil
+}
+
+// caseField is the field of f declaring the case name under cases, nil
+// when f spells it some other way.
+func caseField(f *ast.File, name string) *ast.Field {
+	for _, d := range f.Decls {
+		top, ok := d.(*ast.Field)
+		if !ok || label(top) != "cases" {
+			continue
+		}
+		st, ok := top.Value.(*ast.StructLit)
+		if !ok {
+			continue
+		}
+		for _, e := range st.Elts {
+			if c, ok := e.(*ast.Field); ok && label(c) == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func label(f *ast.Field) string {
+	name, _, _ := ast.LabelName(f.Label)
+	return name
+}
+
+// within reports whether node lies inside outer's text.
+func within(node, outer ast.Node) bool {
+	p, o := node.Pos(), outer.Pos()
+	return p.Filename() == o.Filename() && p.Offset() >= o.Offset() && node.End().Offset() <= outer.End().Offset()
+}
+
+// origin names where a want not written in its case comes from: the
+// top-level field holding it, and its file:line.
+func origin(f *ast.File, at token.Pos) string {
+	if !at.IsValid() {
+		return "more than one place" // unified from several conjuncts
+	}
+	where := fmt.Sprintf("%s:%d", filepath.Base(at.Filename()), at.Line())
+	for _, d := range f.Decls {
+		if top, ok := d.(*ast.Field); ok && top.Pos().Offset() <= at.Offset() && at.Offset() < top.End().Offset() {
+			return label(top) + " (" + where + ")"
+		}
+	}
+	return where
 }
 
 // schemaFile names the case schema in CUE's positions.
@@ -368,12 +423,19 @@ func Describe(w Want) string {
 
 // Update rewrites the want of every failing case that could be asked with
 // what it got, keeping the kinds of expectation it states (serve, order),
-// and writes the files it changed. It returns how many cases it rewrote.
-func Update(results []Result) (int, error) {
+// and writes the files it changed. It returns how many cases it rewrote,
+// and a note for each failing case whose want is not written in the case
+// itself: rewriting a shared want would change the cases that pass.
+func Update(results []Result) (int, []string, error) {
 	n := 0
 	var files []*file
+	var manual []string
 	for _, r := range results {
-		if r.Pass() || r.Err != nil || r.Case.field == nil {
+		if r.Pass() || r.Err != nil {
+			continue
+		}
+		if r.Case.field == nil {
+			manual = append(manual, fmt.Sprintf("%s: %s: want comes from %s: edit by hand", r.Case.Pos, r.Case.Name, r.Case.shared))
 			continue
 		}
 		r.Case.field.Value = wantNode(r.Case.Want, r.Got)
@@ -387,13 +449,13 @@ func Update(results []Result) (int, error) {
 	for _, f := range files {
 		b, err := format.Node(f.ast)
 		if err != nil {
-			return n, fmt.Errorf("%s: formatting: %w", f.path, err)
+			return n, manual, fmt.Errorf("%s: formatting: %w", f.path, err)
 		}
 		if err := os.WriteFile(f.path, b, 0o644); err != nil {
-			return n, err
+			return n, manual, err
 		}
 	}
-	return n, nil
+	return n, manual, nil
 }
 
 // wantNode is the CUE for got, stating what old stated (serve by default
