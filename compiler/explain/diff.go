@@ -102,7 +102,15 @@ func (c change) key() string { return fmt.Sprint(c.text, c.at, c.removed) }
 func comparePlans(a, b *plan.Graph) planDiff {
 	refsA := planRefs(a)
 	d := planDiff{refsB: planRefs(b), plans: map[string][]planKey{}}
-	memo := map[[2]int][]change{} // many profiles share plans
+	// A skip is placed at its cause, which may be the profile's (its
+	// allowed_models, its rules), so a shared plan's changes are worked
+	// out once per profile.
+	type memoKey struct {
+		profile string
+		pa, pb  int
+	}
+	memo := map[memoKey][]change{}
+	profA, profB := profileIndex(a), profileIndex(b)
 	for _, k := range unionKeys(refsA, d.refsB) {
 		pa, inA := refsA[k]
 		pb, inB := d.refsB[k]
@@ -112,10 +120,11 @@ func comparePlans(a, b *plan.Graph) planDiff {
 		case !inB:
 			d.removed = append(d.removed, k)
 		default:
-			cs, ok := memo[[2]int{pa, pb}]
+			mk := memoKey{k.profile, pa, pb}
+			cs, ok := memo[mk]
 			if !ok {
-				cs = planChanges(a, b, pa, pb)
-				memo[[2]int{pa, pb}] = cs
+				cs = planChanges(a, b, profA[k.profile], profB[k.profile], pa, pb)
+				memo[mk] = cs
 			}
 			if len(cs) == 0 {
 				continue
@@ -130,6 +139,15 @@ func comparePlans(a, b *plan.Graph) planDiff {
 		}
 	}
 	return d
+}
+
+// profileIndex maps each profile's name to its index in g.
+func profileIndex(g *plan.Graph) map[string]int {
+	out := make(map[string]int, len(g.Profiles))
+	for i, p := range g.Profiles {
+		out[p.Name] = i
+	}
+	return out
 }
 
 // planRefs maps every (profile, route, name) of g to its plan index.
@@ -157,9 +175,10 @@ func unionKeys(a, b map[planKey]int) []planKey {
 	return keys
 }
 
-// planChanges describes how plan pb of b differs from plan pa of a, one
-// change per line; nil when they are the same.
-func planChanges(a, b *plan.Graph, pa, pb int) []change {
+// planChanges describes how plan pb of b differs from plan pa of a, both
+// as profile ia of a and ib of b use them, one change per line; nil when
+// they are the same.
+func planChanges(a, b *plan.Graph, ia, ib, pa, pb int) []change {
 	ca, cb := candidateRecords(a, pa), candidateRecords(b, pb)
 	var out []change
 	if orderA, orderB := commonOrder(ca, cb), commonOrder(cb, ca); !slices.Equal(orderA, orderB) {
@@ -173,7 +192,7 @@ func planChanges(a, b *plan.Graph, pa, pb int) []change {
 			strings.Join(recordNames(ca), ", "), strings.Join(recordNames(cb), ", ")), at: at})
 	}
 	out = append(out, diffRecords("candidate ", ca, cb)...)
-	out = append(out, diffRecords("skip ", skipRecords(a, pa), skipRecords(b, pb))...)
+	out = append(out, diffRecords("skip ", skipRecords(a, ia, pa), skipRecords(b, ib, pb))...)
 	for _, c := range fieldChanges(planFlags(a, pa), planFlags(b, pb), nil) {
 		c.text = "~ " + c.text
 		out = append(out, c)
@@ -207,9 +226,9 @@ func candidateRecords(g *plan.Graph, pi int) []record {
 	return out
 }
 
-// skipRecords renders skips as field-less records: a changed skip shows
-// as one removed and one added.
-func skipRecords(g *plan.Graph, pi int) []record {
+// skipRecords renders the skips of plan pi, as profile prof has it, as
+// field-less records: a changed skip shows as one removed and one added.
+func skipRecords(g *plan.Graph, prof, pi int) []record {
 	skips := g.SkipsOf(&g.Plans[pi])
 	out := make([]record, len(skips))
 	for i, s := range skips {
@@ -220,13 +239,39 @@ func skipRecords(g *plan.Graph, pi int) []record {
 		if s.Missing != 0 {
 			name += " (missing " + capsText(s.Missing) + ")"
 		}
-		at := []any{"providers", g.Providers[s.Provider].Name}
-		if s.Channel >= 0 {
-			at = append(at, "channels", g.Providers[s.Provider].Channels[s.Channel].Name)
-		}
-		out[i] = record{name: name, at: at}
+		out[i] = record{name: name, at: skipAt(g, prof, s)}
 	}
 	return out
+}
+
+// skipAt is where the policy causes skip s of profile prof: the access
+// rule whose code it carries, the profile's allowed_models, require_caps or
+// pool_subset, and otherwise the provider or channel that cannot serve.
+func skipAt(g *plan.Graph, prof int, s plan.Skip) []any {
+	name := g.Profiles[prof].Name
+	for _, r := range g.Rules {
+		if r.Code == s.Reason {
+			return []any{"access_rules", Named(r.Name)}
+		}
+	}
+	for _, r := range g.Profiles[prof].Rules {
+		if r.Code == s.Reason {
+			return []any{"profiles", name, "access_rules", Named(r.Name)}
+		}
+	}
+	switch s.Reason {
+	case "model_denied":
+		return []any{"profiles", name, "allowed_models"}
+	case "fidelity_loss":
+		return []any{"profiles", name, "require_caps"}
+	case "pool_subset_missing":
+		return []any{"profiles", name, "pool_subset"}
+	}
+	at := []any{"providers", g.Providers[s.Provider].Name}
+	if s.Channel >= 0 {
+		at = append(at, "channels", g.Providers[s.Provider].Channels[s.Channel].Name)
+	}
+	return at
 }
 
 // planFlags renders what a plan says of itself; native only means nothing

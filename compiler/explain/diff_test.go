@@ -2,6 +2,7 @@ package explain
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -125,5 +126,49 @@ func TestDiffShowsWhatEachChannelSends(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("diff lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// pathPositions places a path by printing it, so a test sees which policy
+// value a change was placed at.
+type pathPositions struct{}
+
+func (pathPositions) Pos(path ...any) string { return strings.TrimSuffix(fmt.Sprintln(path...), "\n") }
+
+// TestDiffPlacesSkipsAtTheirCause: a skip is placed where the policy causes
+// it (the access rule whose code it carries, the profile's allowed_models,
+// require_caps or pool_subset), not at the provider it passes over.
+func TestDiffPlacesSkipsAtTheirCause(t *testing.T) {
+	a := bundletest.DefaultPolicy()
+	b := cloneGraph(t, a)
+	b.Rules = append(b.Rules, plan.Rule{Name: "maintenance", Code: "maintenance", Static: true})
+	b.Profiles[0].Rules = append(b.Profiles[0].Rules, plan.Rule{Name: "no-compat", Code: "compat_denied", Static: true})
+	prof := b.Profiles[0].Name
+	for _, tc := range []struct {
+		reason string
+		want   string
+	}{
+		{"maintenance", "access_rules maintenance"},
+		{"compat_denied", "profiles " + prof + " access_rules no-compat"},
+		{"model_denied", "profiles " + prof + " allowed_models"},
+		{"fidelity_loss", "profiles " + prof + " require_caps"},
+		{"pool_subset_missing", "profiles " + prof + " pool_subset"},
+		{"not_served", "providers " + b.Providers[0].Name + " channels " + b.Providers[0].Channels[1].Name},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			g := cloneGraph(t, b)
+			// Every skip list gains the skip, so every plan has it.
+			for i := range g.SkipLists {
+				g.SkipLists[i] = append(g.SkipLists[i], plan.Skip{Provider: 0, Channel: 1, Model: "m", Reason: tc.reason})
+			}
+			var out strings.Builder
+			if _, err := Diff(&out, a, g, pathPositions{}, pathPositions{}); err != nil {
+				t.Fatal(err)
+			}
+			want := "+ skip " + channelName(g, 0, 1) + " m " + tc.reason + "\n    at " + tc.want + "\n    in "
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("diff lacks %q:\n%s", want, out.String())
+			}
+		})
 	}
 }
