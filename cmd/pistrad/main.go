@@ -211,7 +211,7 @@ func serveUntilSignal(srv *server.Server, pairs []*certs.File, log *slog.Logger,
 			return err
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				_ = srv.Reload() // logged by the server; the old policy keeps serving
+				_, _ = srv.Reload() // logged by the server; the old policy keeps serving
 				reloadCerts(pairs, log)
 				continue
 			}

@@ -22,8 +22,10 @@ import (
 // Controller is what the admin API drives: the snapshot holder.
 type Controller interface {
 	// Reload loads and validates a new bundle and swaps it in, or leaves
-	// the current one serving and returns why it refused.
-	Reload() error
+	// the current one serving and returns why it refused. changed is
+	// whether the new bundle differs from the one it replaced (its source
+	// hash or digest), so an operator can tell a no-op reload from an edit.
+	Reload() (changed bool, err error)
 	// Status describes the active snapshot.
 	Status() Status
 	// Preflight answers the public preflight for the request in r as the
@@ -161,6 +163,7 @@ type errorBody struct {
 
 type reloadBody struct {
 	Reloaded bool   `json:"reloaded"`
+	Changed  bool   `json:"changed"`
 	Status   Status `json:"status"`
 	Error    string `json:"error,omitempty"`
 }
@@ -168,11 +171,12 @@ type reloadBody struct {
 // reload answers 200 with the new status, or 422 with the refusal and the
 // status of the snapshot that keeps serving.
 func (a *api) reload(w http.ResponseWriter, _ *http.Request) {
-	if err := a.c.Reload(); err != nil {
+	changed, err := a.c.Reload()
+	if err != nil {
 		writeJSON(w, http.StatusUnprocessableEntity, reloadBody{Status: a.c.Status(), Error: err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, reloadBody{Reloaded: true, Status: a.c.Status()})
+	writeJSON(w, http.StatusOK, reloadBody{Reloaded: true, Changed: changed, Status: a.c.Status()})
 }
 
 func (a *api) status(w http.ResponseWriter, _ *http.Request) {

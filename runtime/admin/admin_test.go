@@ -26,8 +26,8 @@ type fakeController struct {
 	suspended    []ledger.Suspension
 }
 
-func (f *fakeController) Reload() error  { f.reloads++; return f.reloadErr }
-func (f *fakeController) Status() Status { return f.status }
+func (f *fakeController) Reload() (bool, error) { f.reloads++; return f.reloadErr == nil, f.reloadErr }
+func (f *fakeController) Status() Status        { return f.status }
 
 func (f *fakeController) Preflight(w http.ResponseWriter, r *http.Request, key string) error {
 	if key != "dev" {
@@ -149,6 +149,11 @@ func TestAdminRoutes(t *testing.T) {
 				var st Status
 				if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.SourceHash != "abc" || !st.LoadedAt.Equal(loaded) {
 					t.Fatalf("status body %s (%v)", rec.Body, err)
+				}
+			case "/admin/v1/reload":
+				var rb reloadBody
+				if err := json.Unmarshal(rec.Body.Bytes(), &rb); err != nil || !rb.Reloaded || !rb.Changed || !strings.Contains(rec.Body.String(), `"changed":true`) {
+					t.Fatalf("reload body %s (%v)", rec.Body, err)
 				}
 			case "/admin/v1/suspensions":
 				var sb struct{ Suspensions []ledger.Suspension }

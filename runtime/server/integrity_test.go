@@ -55,7 +55,7 @@ func TestBundleKeyGuardsStartAndReload(t *testing.T) {
 		t.Fatalf("status bundle %+v, want %+v", got, want)
 	}
 	serving = sealedGraph(t, nil)
-	if err := s.Reload(); !errors.Is(err, bundle.ErrUnsigned) {
+	if _, err := s.Reload(); !errors.Is(err, bundle.ErrUnsigned) {
 		t.Fatalf("reload to an unsigned graph: %v", err)
 	}
 	st := s.Status()
@@ -80,5 +80,33 @@ func TestStatusWithoutBundleKey(t *testing.T) {
 				t.Fatalf("status bundle %+v, want %+v", got, want)
 			}
 		})
+	}
+}
+
+// TestReloadSaysWhetherChanged: reloading the bundle that serves is a
+// no-op and says so; a bundle whose digest differs is a change.
+func TestReloadSaysWhetherChanged(t *testing.T) {
+	g := sealedGraph(t, nil)
+	serving := g
+	o := testOptions(nil, okUpstream())
+	o.Load = func() (*plan.Graph, string, error) { return serving, "test", nil }
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.Reload(); err != nil || changed {
+		t.Fatalf("reloading the same bundle: changed %v, %v; want false, nil", changed, err)
+	}
+	edited := testGraph()
+	edited.Providers[0].TimeoutMS += 1000
+	if err := bundle.Seal(edited); err != nil {
+		t.Fatal(err)
+	}
+	if edited.Digest == g.Digest {
+		t.Fatal("the edit left the digest as it was")
+	}
+	serving = edited
+	if changed, err := s.Reload(); err != nil || !changed {
+		t.Fatalf("reloading an edited bundle: changed %v, %v; want true, nil", changed, err)
 	}
 }

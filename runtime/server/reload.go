@@ -50,7 +50,9 @@ func closeIdle(snap *snapshot.Snapshot) {
 // Reload builds a new snapshot and swaps it in. A bundle that fails any
 // check is refused and logged, and the active snapshot keeps serving.
 // Requests already running finish on the snapshot they started with.
-func (s *Server) Reload() error {
+// changed is whether the new bundle's source hash or digest differs from
+// the one it replaced.
+func (s *Server) Reload() (changed bool, err error) {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	snap, err := s.loadSnapshot()
@@ -58,15 +60,16 @@ func (s *Server) Reload() error {
 	if err != nil {
 		s.lastReloadErr = err.Error()
 		s.log.Error("reload refused; the active snapshot keeps serving", "error", err)
-		return err
+		return false, err
 	}
 	s.lastReloadErr = ""
 	old := s.snap.Swap(snap)
 	closeIdle(old)
+	changed = snap.Graph.SourceHash != old.Graph.SourceHash || snap.Graph.Digest != old.Graph.Digest
 	s.log.Info("reload applied", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
-		"previous_source_hash", old.Graph.SourceHash, "policy_changed", snap.Graph.SourceHash != old.Graph.SourceHash,
+		"previous_source_hash", old.Graph.SourceHash, "policy_changed", changed,
 		"digest", snap.Graph.Digest, "previous_digest", old.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)
-	return nil
+	return changed, nil
 }
 
 // Status describes the active snapshot and the last reload.
