@@ -5,11 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/pistra/pistra/runtime/catalog"
+	"github.com/pistra/pistra/compiler/explain"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -133,12 +134,12 @@ func TestDiffSettingsAreChanges(t *testing.T) {
 func TestCatalogJSON(t *testing.T) {
 	r := pistrac(t, "", "catalog", "-format", "json", defaultPolicy)
 	r.want(t, exitOK)
-	var rows []catalog.Row
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+	var rep explain.CatalogReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("%v:\n%s", err, r.stdout)
 	}
 	found := false
-	for _, row := range rows {
+	for _, row := range rep.Channels {
 		if row.Provider == "fake-anthropic" && row.Channel == "openai-compat" {
 			found = true
 			if row.Preserves != 0 || row.VerifiedAt != "2026-11-20" || row.AgeDays == nil {
@@ -148,6 +149,11 @@ func TestCatalogJSON(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no row for the compat channel:\n%s", r.stdout)
+	}
+	// The models table of the text form is in the JSON too.
+	emb := slices.IndexFunc(rep.Models, func(m explain.ModelRoutes) bool { return m.Model == "text-embedding-3-small" })
+	if emb < 0 || !slices.Equal(rep.Models[emb].Routes, []plan.Route{plan.RouteEmbeddings}) {
+		t.Errorf("models = %+v, want text-embedding-3-small on embeddings alone", rep.Models)
 	}
 }
 

@@ -13,19 +13,38 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 )
 
+// CatalogReport is the JSON form of the catalog: every routable channel,
+// every public name with the routes it answers on, and the declared
+// channels no plan can reach, as the text form has them.
+type CatalogReport struct {
+	Channels   []catalog.Row `json:"channels"`
+	Models     []ModelRoutes `json:"models"`
+	Unroutable []string      `json:"unroutable"`
+}
+
+// ModelRoutes is a public name and the routes some profile is served it
+// on, in plan.Routes order; none when no profile is.
+type ModelRoutes struct {
+	Model  string       `json:"model"`
+	Routes []plan.Route `json:"routes"`
+}
+
 // Catalog writes the catalog report as an aligned text table (format
-// "text" or "") or as a JSON array of catalog.Row ("json"). The text form
-// also names declared channels that no plan can reach.
+// "text" or "") or as a CatalogReport in JSON ("json").
 func Catalog(w io.Writer, g *plan.Graph, now time.Time, format string) error {
 	rows := catalog.Rows(g, now)
 	switch format {
 	case "json":
-		if rows == nil {
-			rows = []catalog.Row{}
+		rep := CatalogReport{Channels: rows, Models: modelRoutes(g), Unroutable: catalog.Unroutable(g)}
+		if rep.Channels == nil {
+			rep.Channels = []catalog.Row{}
+		}
+		if rep.Unroutable == nil {
+			rep.Unroutable = []string{}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return enc.Encode(rep)
 	case "", "text":
 		return catalogText(w, g, rows)
 	}
@@ -38,7 +57,11 @@ func catalogText(w io.Writer, g *plan.Graph, rows []catalog.Row) error {
 	row(tw, "", "provider", "channel", "dialect", "tier", "models", "routes", "preserves", "origin", "verified_at", "age", "verified_by")
 	for _, r := range rows {
 		age := "-"
-		if r.AgeDays != nil {
+		switch {
+		case r.AgeDays == nil:
+		case *r.AgeDays < 0:
+			age = "in the future" // a mistyped date, most likely
+		default:
 			age = strconv.Itoa(*r.AgeDays) + "d"
 		}
 		gate := "all"
@@ -61,6 +84,22 @@ func catalogText(w io.Writer, g *plan.Graph, rows []catalog.Row) error {
 // is served it on, so a single-route model (embeddings, legacy
 // completions) shows where it answers and where the gateway refuses it.
 func writeModelRoutes(p *printer, g *plan.Graph) {
+	p.printf("\nmodels and the routes they answer on (any profile):\n")
+	tw := p.table()
+	row(tw, "  ", "model", "routes")
+	for _, m := range modelRoutes(g) {
+		text := "none (no profile is served it)"
+		if len(m.Routes) > 0 {
+			text = strings.Join(routeNames(m.Routes), ",")
+		}
+		row(tw, "  ", m.Model, text)
+	}
+	tw.Flush()
+}
+
+// modelRoutes is every public name of g with the routes a listed plan
+// serves it on, for any profile.
+func modelRoutes(g *plan.Graph) []ModelRoutes {
 	routes := map[string][]plan.Route{}
 	for _, t := range g.Tables {
 		for _, e := range t.Entries {
@@ -69,17 +108,14 @@ func writeModelRoutes(p *printer, g *plan.Graph) {
 			}
 		}
 	}
-	p.printf("\nmodels and the routes they answer on (any profile):\n")
-	tw := p.table()
-	row(tw, "  ", "model", "routes")
-	for _, name := range g.Names {
+	out := make([]ModelRoutes, len(g.Names))
+	for i, name := range g.Names {
 		rs := routes[name]
 		slices.SortFunc(rs, func(a, b plan.Route) int { return slices.Index(plan.Routes, a) - slices.Index(plan.Routes, b) })
-		text := "none (no profile is served it)"
-		if len(rs) > 0 {
-			text = strings.Join(routeNames(rs), ",")
+		if rs == nil {
+			rs = []plan.Route{}
 		}
-		row(tw, "  ", name, text)
+		out[i] = ModelRoutes{Model: name, Routes: rs}
 	}
-	tw.Flush()
+	return out
 }
