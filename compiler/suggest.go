@@ -117,3 +117,7 @@ func vocabulary() []string {
 		plan.Names(plan.FailureClasses), plan.Names(plan.Windows), plan.Names(plan.BucketScopes), plan.Names(plan.CostTypes),
 		plan.Names(plan.AuthSchemes))
 }
+
+// DidYouMean is didYouMean for the files read beside a policy (pistrac
+// test's case files), so they suggest the way the compiler does.
+func DidYouMean(got string, known []string) string { return didYouMean(got, known) }

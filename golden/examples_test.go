@@ -38,7 +38,7 @@ func TestExamplesCompile(t *testing.T) {
 			if len(warns) > 0 {
 				t.Errorf("%s compiles with warnings:\n%v", dir, warns)
 			}
-			cases, err := policytest.Load(dir)
+			cases, err := policytest.Load(dir, g)
 			if err != nil {
 				t.Fatal(err)
 			}

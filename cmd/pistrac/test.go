@@ -56,7 +56,7 @@ func (c *cli) test(args []string) int {
 // runCases loads dir's cases and answers them on g; nil and the exit status
 // when they do not load.
 func (c *cli) runCases(g *plan.Graph, dir string) ([]policytest.Result, int) {
-	cases, err := policytest.Load(dir)
+	cases, err := policytest.Load(dir, g)
 	if err != nil {
 		return nil, c.fail("test", err, exitUsage)
 	}

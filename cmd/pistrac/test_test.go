@@ -48,16 +48,13 @@ func TestTestFailureReport(t *testing.T) {
 }
 
 // TestTestUpdate: -update rewrites the wants of failing cases so that the
-// next run passes, leaves the case that cannot be asked failing, and keeps
-// the file valid CUE.
+// next run passes, asks them again to say so, and keeps the file valid CUE.
 func TestTestUpdate(t *testing.T) {
 	dir := casesPolicy(t, filepath.Join("testdata", "failing_cases.cue"))
-	pistrac(t, "", "test", "-update", dir).want(t, exitFail) // the unknown key cannot be updated
-	r := pistrac(t, "", "test", dir)
-	r.want(t, exitFail)
-	if strings.Count(r.stdout, "FAIL  ") != 1 || !strings.Contains(r.stdout, `the policy has no key "nobody"`) {
-		t.Fatalf("after -update, want only the unknown key failing:\n%s", r.stdout)
+	if r := pistrac(t, "", "test", "-update", dir); r.code != exitOK || !strings.Contains(r.stdout, "updated 4 of 4 failing cases\nok: ") {
+		t.Fatalf("-update: status %d, want %d, and the cases asked again passing:\n%s", r.code, exitOK, r.stdout)
 	}
+	pistrac(t, "", "test", dir).want(t, exitOK)
 	got, err := os.ReadFile(filepath.Join(dir, "tests", "cases.cue"))
 	if err != nil {
 		t.Fatal(err)
@@ -128,5 +125,52 @@ func TestTestUpdateSharedWant(t *testing.T) {
 	r.want(t, exitFail)
 	if strings.Count(r.stdout, "FAIL  ") != 1 || !strings.Contains(r.stdout, "smart is not") {
 		t.Errorf("after -update, want only the shared-want case failing:\n%s", r.stdout)
+	}
+}
+
+// TestTestCaseValidation: what a case names is checked at load against the
+// policy, every problem listed at its position with the likely name, and
+// the run exits 2 without asking any case.
+func TestTestCaseValidation(t *testing.T) {
+	dir := casesPolicy(t, filepath.Join("testdata", "bad_cases.cue"))
+	typo := "package tests\n\ncases: \"typo\": {key: \"dev\", rout: \"chat_completions\", model: \"fast\", want: refuse: \"no_candidate\"}\n"
+	if err := os.WriteFile(filepath.Join(dir, "tests", "typo.cue"), []byte(typo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := pistrac(t, "", "test", dir)
+	r.want(t, exitUsage)
+	cases, typoFile := filepath.Join(dir, "tests", "cases.cue"), filepath.Join(dir, "tests", "typo.cue")
+	for _, want := range []string{
+		typoFile + `:3:29: cases.typo.rout: field not allowed; did you mean "route"?`,
+		cases + `:6:20: case "unknown names": no key is named "deb"; did you mean "dev"? (keys: dev, metered-dev)`,
+		cases + `:6:32: case "unknown names": no route is named "chat_completion"; did you mean "chat_completions"?`,
+		cases + `:6:80: case "unknown names": no capability is named "strict_tool"; did you mean "strict_tools"?`,
+		cases + `:6:102: case "unknown names": "model_not_allowd" is not a code pistrad answers with; did you mean "model_not_allowed"?`,
+		cases + `:7:34: case "key and profile": give a key or a profile, not both`,
+		cases + `:7:110: case "key and profile": "fake-openai native gpt-4o-mini" is not a candidate: write "provider/channel model"`,
+		cases + `:7:144: case "key and profile": no channel is named "fake-openai/nativ"; did you mean "fake-openai/native"?`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %s:\n%s", want, r.stderr)
+		}
+	}
+	if r.stdout != "" {
+		t.Errorf("a case was asked:\n%s", r.stdout)
+	}
+}
+
+// TestTestKeyRequired: where access rules read the key, a case must name
+// the key, as pistrad never decides for a profile without one.
+func TestTestKeyRequired(t *testing.T) {
+	dir := casesPolicy(t, filepath.Join("testdata", "failing_cases.cue"))
+	rule := "package pistra\n\naccess_rules: [{name: \"metered-only-fast\", when: \"key == 'metered-dev' && model != 'fast'\", code: \"metered_fast_only\"}]\n"
+	if err := os.WriteFile(filepath.Join(dir, "rules.cue"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := pistrac(t, "", "test", dir)
+	r.want(t, exitUsage)
+	want := `case "wrong failover order": profile "default" has access rules that read the key ("metered-only-fast"), which pistrad never decides without one: name the key the case asks with instead (its keys: dev)`
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %s:\n%s", want, r.stderr)
 	}
 }

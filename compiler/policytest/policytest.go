@@ -28,6 +28,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/server"
@@ -74,6 +75,12 @@ type Case struct {
 	Caps    []string
 	Want    Want
 
+	// profile and used are the case's question as checked at load: the
+	// profile's index in the graph, and the capabilities it names.
+	profile int
+	used    plan.CapSet
+
+	v     cue.Value // the case as CUE, for the positions of its fields
 	file  *file
 	field *ast.Field // the case's own want field, rewritten by Update
 	// shared says where the want comes from when it is not written in the
@@ -114,11 +121,16 @@ type file struct {
 	dirty bool
 }
 
-// Load reads every .cue file in dir/tests, sorted by name. A file that does
-// not parse or does not fit the case shape is an error naming its
-// position. No cases at all is an error too: a CI step pointed at the
-// wrong directory must not pass.
-func Load(dir string) ([]*Case, error) {
+// Load reads every .cue file in dir/tests, sorted by name, and checks each
+// case against g, the graph it will be asked of. Every problem is listed,
+// each with its file:line:col and, for a misspelt name, the likely one: a
+// file that does not parse or fit the case shape, a case naming a key,
+// profile, route or capability g does not have, giving both a key and a
+// profile, or a profile whose access rules read the key (pistrad never
+// decides without a key), a refusal code pistrad never answers, an order
+// entry not in the `provider/channel model` form. No cases at all is an
+// error too: a CI step pointed at the wrong directory must not pass.
+func Load(dir string, g *plan.Graph) ([]*Case, error) {
 	root := filepath.Join(dir, Dir)
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -130,15 +142,20 @@ func Load(dir string) ([]*Case, error) {
 		return nil, fmt.Errorf("the built-in case schema does not compile: %w", err)
 	}
 	var cases []*Case
+	var problems []string
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".cue") {
 			continue
 		}
-		cs, err := loadFile(ctx, def, filepath.Join(root, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		cases = append(cases, cs...)
+		cs, errs := loadFile(ctx, def, filepath.Join(root, e.Name()))
+		cases, problems = append(cases, cs...), append(problems, errs...)
+	}
+	v := newVocab(g)
+	for _, c := range cases {
+		problems = append(problems, v.check(c)...)
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "\n"))
 	}
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("%s holds no cases (files of cases: {\"name\": {route, model, want: ...}})", root)
@@ -146,10 +163,12 @@ func Load(dir string) ([]*Case, error) {
 	return cases, nil
 }
 
-func loadFile(ctx *cue.Context, def cue.Value, path string) ([]*Case, error) {
+// loadFile reads the cases of one file, and every problem with them that
+// needs no graph.
+func loadFile(ctx *cue.Context, def cue.Value, path string) ([]*Case, []string) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, []string{err.Error()}
 	}
 	f, err := parser.ParseFile(path, src, parser.ParseComments)
 	if err != nil {
@@ -168,16 +187,18 @@ func loadFile(ctx *cue.Context, def cue.Value, path string) ([]*Case, error) {
 		return nil, nil // a file without cases (shared comments, say)
 	}
 	var cases []*Case
+	var problems []string
 	for iter.Next() {
 		cv := iter.Value()
-		c := &Case{Name: iter.Selector().Unquoted(), Pos: fmt.Sprintf("%s:%d", path, cv.Pos().Line()), file: cf}
+		c := &Case{Name: iter.Selector().Unquoted(), Pos: fmt.Sprintf("%s:%d", path, cv.Pos().Line()), v: cv, file: cf}
 		var raw struct {
 			Profile, Key, Route, Model string
 			Caps                       []string
 			Want                       Want
 		}
 		if err := cv.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("%s: case %q: %w", c.Pos, c.Name, err)
+			problems = append(problems, fmt.Sprintf("%s: case %q: %v", c.Pos, c.Name, err))
+			continue
 		}
 		c.Profile, c.Key, c.Route, c.Model, c.Caps, c.Want = raw.Profile, raw.Key, plan.Route(raw.Route), raw.Model, raw.Caps, raw.Want
 		own := caseField(f, c.Name)
@@ -188,11 +209,12 @@ func loadFile(ctx *cue.Context, def cue.Value, path string) ([]*Case, error) {
 			c.shared = origin(f, wv.Pos())
 		}
 		if (c.Want.Refuse != "") == (c.Want.Serve != nil || c.Want.Order != nil) {
-			return nil, fmt.Errorf("%s: case %q: want needs serve and/or order, or refuse alone", c.Pos, c.Name)
+			problems = append(problems, fmt.Sprintf("%s: case %q: want needs serve and/or order, or refuse alone", c.Pos, c.Name))
+			continue
 		}
 		cases = append(cases, c)
 	}
-	return cases, nil
+	return cases, problems
 }
 
 // caseField is the field of f declaring the case name under cases, nil
@@ -245,9 +267,10 @@ func origin(f *ast.File, at token.Pos) string {
 // schemaFile names the case schema in CUE's positions.
 const schemaFile = "pistrac test case schema"
 
-// cueError prints one line per problem, the position in the case file
-// first, the way the compiler prints its own errors.
-func cueError(err error) error {
+// cueError is one line per problem, the position in the case file first,
+// the way the compiler prints its own errors; a field the shape does not
+// have is given the one it likely meant.
+func cueError(err error) []string {
 	var lines []string
 	for _, e := range cueerrors.Errors(err) {
 		format, args := e.Msg()
@@ -255,6 +278,9 @@ func cueError(err error) error {
 		if path := e.Path(); len(path) > 0 {
 			if path[0] == "#File" {
 				path = path[1:]
+			}
+			if line == "field not allowed" {
+				line += compiler.DidYouMean(path[len(path)-1], shapeFields(path))
 			}
 			line = strings.Join(path, ".") + ": " + line
 		}
@@ -266,7 +292,24 @@ func cueError(err error) error {
 		}
 		lines = append(lines, line)
 	}
-	return errors.New(strings.Join(lines, "\n"))
+	return lines
+}
+
+// shapeFields is what caseSchema allows beside the last field of path:
+// cases.NAME.x is a case's field, cases.NAME.want.x a want's, and
+// cases.NAME.want.serve.x a serving candidate's.
+func shapeFields(path []string) []string {
+	switch {
+	case len(path) == 3 && path[0] == "cases":
+		return []string{"profile", "key", "route", "model", "caps", "want"}
+	case len(path) == 4 && path[2] == "want":
+		return []string{"serve", "order", "refuse"}
+	case len(path) == 5 && path[3] == "serve":
+		return []string{"provider", "channel", "model", "translate"}
+	case len(path) == 1:
+		return []string{"cases"}
+	}
+	return nil
 }
 
 // Result is how a case came out.
@@ -276,8 +319,8 @@ type Result struct {
 	// the refusal's text when it refused.
 	Got     Want
 	Message string
-	// Err is set when the case cannot be asked at all (an unknown key,
-	// profile, route or capability).
+	// Err is set when the gateway could not decide at all (the graph's
+	// CEL does not load); what a case names is checked at Load.
 	Err error
 }
 
@@ -311,19 +354,7 @@ func Run(g *plan.Graph, cases []*Case) []Result {
 
 func run(g *plan.Graph, c *Case) Result {
 	r := Result{Case: c}
-	prof, err := profileOf(g, c)
-	if err == nil {
-		err = knownRoute(c.Route)
-	}
-	var used plan.CapSet
-	if err == nil {
-		used, err = capSet(c.Caps)
-	}
-	if err != nil {
-		r.Err = err
-		return r
-	}
-	cands, err := server.Decide(g, prof, c.Key, c.Route, c.Model, used)
+	cands, err := server.Decide(g, c.profile, c.Key, c.Route, c.Model, c.used)
 	var e *dialect.Error
 	switch {
 	case errors.As(err, &e):
@@ -346,49 +377,6 @@ func run(g *plan.Graph, c *Case) Result {
 func served(g *plan.Graph, c *plan.Candidate) Serve {
 	prov := &g.Providers[c.Provider]
 	return Serve{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Translate: string(c.Translate)}
-}
-
-func profileOf(g *plan.Graph, c *Case) (int, error) {
-	switch {
-	case (c.Profile == "") == (c.Key == ""):
-		return 0, fmt.Errorf("give exactly one of profile and key")
-	case c.Key != "":
-		names := make([]string, len(g.Keys))
-		for i, k := range g.Keys {
-			if k.Name == c.Key {
-				return k.Profile, nil
-			}
-			names[i] = k.Name
-		}
-		return 0, fmt.Errorf("the policy has no key %q (keys: %s)", c.Key, strings.Join(names, ", "))
-	}
-	names := make([]string, len(g.Profiles))
-	for i, p := range g.Profiles {
-		if p.Name == c.Profile {
-			return i, nil
-		}
-		names[i] = p.Name
-	}
-	return 0, fmt.Errorf("the policy has no profile %q (profiles: %s)", c.Profile, strings.Join(names, ", "))
-}
-
-func knownRoute(r plan.Route) error {
-	if slices.Contains(plan.Routes, r) {
-		return nil
-	}
-	return fmt.Errorf("unknown route %q (routes: %s)", r, strings.Join(plan.Names(plan.Routes), ", "))
-}
-
-func capSet(names []string) (plan.CapSet, error) {
-	var s plan.CapSet
-	for _, n := range names {
-		c, ok := plan.ParseCap(n)
-		if !ok {
-			return 0, fmt.Errorf("unknown capability %q (capabilities: %s)", n, strings.Join(plan.CapNames(), ", "))
-		}
-		s |= plan.Of(c)
-	}
-	return s, nil
 }
 
 // GotText renders what a case got in the kinds of expectation it states, so

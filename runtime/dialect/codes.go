@@ -110,6 +110,19 @@ const (
 	CodeInternal Code = "internal_error"
 )
 
+// Codes is every code above, in their order: what `pistrac test` accepts
+// as a case's refusal besides the policy's own rule codes.
+var Codes = []Code{
+	CodeMissingAPIKey, CodeInvalidAPIKey, CodeMissingVersion, CodeInvalidVersion,
+	CodeMethodNotAllowed, CodeUnsupportedMediaType, CodeRequestTooLarge, CodeRequestTimeout,
+	CodeInvalidJSON, CodeMissingModel, CodeInvalidModel, CodeRouteNotFound, CodeModelNotFound,
+	CodeModelNotAllowed, CodeModelNotOnRoute, CodeNoCandidate, CodeFidelityLoss, CodeUnknownRoute,
+	CodeUnsupportedCandidate, CodeUntranslatable, CodeUpstreamInvalidResponse,
+	CodeUpstreamStreamIncomplete, CodeUpstreamUnreachable, CodeUpstreamTimeout, CodeUpstreamError,
+	CodeUpstreamRateLimited, CodeCircuitOpen, CodeBudgetExceeded, CodeBudgetError,
+	CodeKeySuspended, CodeProviderSuspended, CodeNotReady, CodeInternal,
+}
+
 // Error is a gateway-originated error, rendered by each dialect in its own
 // shape.
 type Error struct {
