@@ -72,7 +72,8 @@ func Decide(g *plan.Graph, profile int, key string, route plan.Route, name strin
 // (profile, route, name) for the key named key: the candidates still in it,
 // and the plan's skips followed by one per candidate a rule denied, its
 // reason the rule's code. `pistrac explain -key` shows the plan this way,
-// so it lists what pistrad would pass over. The plan must exist.
+// so it lists what pistrad would pass over. With no such plan the error is
+// the refusal the client would get.
 func Allowed(g *plan.Graph, profile int, key string, route plan.Route, name string) ([]plan.Candidate, []plan.Skip, error) {
 	p, ok := g.Lookup(profile, route, name)
 	if !ok {
