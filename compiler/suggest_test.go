@@ -18,6 +18,10 @@ func TestClosest(t *testing.T) {
 		{"OpenAI", []string{"anthropic", "openai"}, "openai"},
 		{"retry", []string{"retries", "timeout"}, "retries"},
 		{"dayly", []string{"day", "hour", "minute", "month"}, "day"},
+		{"daily", []string{"day", "hour", "minute", "month"}, "day"},
+		{"Hourly", []string{"day", "hour", "minute", "month"}, "hour"},
+		{"24h", []string{"day", "hour", "minute", "month"}, "day"},
+		{"daily", []string{"openai"}, ""}, // a synonym only of a word accepted here
 		{"keys", []string{"key", "profile"}, "key"},
 		{"allowed_model", []string{"allowed_models", "budgets"}, "allowed_models"},
 		// Other digits are another thing, not a typo.
