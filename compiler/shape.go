@@ -94,9 +94,14 @@ func (w *shapeWalker) walkStruct(sels []cue.Selector, sch, v, u cue.Value) {
 		fs, ok := schemaField(sch, name)
 		if !ok {
 			known := knownFields(sch)
-			hint := ""
-			if k, ok := closest(name, known); ok && !v.LookupPath(cue.MakePath(cue.Str(k))).Exists() {
-				meant, hint = append(meant, k), didYouMean(name, known)
+			hint := didYouMean(name, known)
+			// The field meant may be written as well, in another file
+			// (provider: beside providers:): still the likely typo, and
+			// then not the field it leaves missing.
+			if k, ok := closest(name, known); ok && v.LookupPath(cue.MakePath(cue.Str(k))).Exists() {
+				hint += fmt.Sprintf(" (%s is also written elsewhere; CUE merges the two once the name is fixed)", k)
+			} else if ok {
+				meant = append(meant, k)
 			}
 			w.fail(field, labelPos(iter.Value()), "unknown field %q (known: %s)%s", name, listOf(known), hint)
 			continue
