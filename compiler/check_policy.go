@@ -79,6 +79,8 @@ func (c *compiler) checkRules(at cue.Path, rules []srcRule) {
 		if r.Name == "" {
 			c.labelErrorf(cue.MakePath(append(index(at, i).Selectors(), cue.Str("name"))...), "empty rule name")
 		}
+		c.textSecret(cue.MakePath(append(index(at, i).Selectors(), cue.Str("message"))...), "message", r.Message,
+			"sent to every client the rule refuses")
 		code := cue.MakePath(append(index(at, i).Selectors(), cue.Str("code"))...)
 		switch {
 		case !ruleCode.MatchString(r.Code):
