@@ -12,6 +12,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -40,7 +41,9 @@ type policyFile struct {
 }
 
 // loadDir reads every .cue file in dir, builds them as one CUE instance and
-// unifies it with #Policy.
+// unifies it with #Policy. A policy whose only errors are bare words (see
+// quoteBareWords) is loaded with the words quoted: it comes back with
+// those errors, for the caller to report with whatever else it finds.
 func loadDir(dir string) (*loaded, Errors) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -49,11 +52,6 @@ func loadDir(dir string) (*loaded, Errors) {
 	l := &loaded{dir: dir, absDir: abs}
 	if errs := l.readFiles(); len(errs) > 0 {
 		return nil, errs
-	}
-	ctx := cuecontext.New()
-	l.schema = ctx.CompileBytes(schema.PolicyCUE, cue.Filename("schema/policy.cue")).LookupPath(cue.ParsePath("#Policy"))
-	if err := l.schema.Err(); err != nil {
-		return nil, Errors{{Msg: fmt.Sprintf("the built-in schema does not compile: %v", err)}}
 	}
 	overlay := map[string]load.Source{}
 	args := make([]string, len(l.files))
@@ -65,12 +63,39 @@ func loadDir(dir string) (*loaded, Errors) {
 	if bi.Err != nil {
 		return nil, l.cueErrors(bi.Err)
 	}
-	l.inst = ctx.BuildInstance(bi)
+	if errs := l.build(bi); len(errs) > 0 {
+		return nil, errs
+	}
+	var quoted Errors
 	if err := l.inst.Validate(); err != nil {
-		return nil, l.cueErrors(err)
+		var ok bool
+		if quoted, ok = l.quoteBareWords(bi.Files, err); !ok {
+			return nil, l.cueErrors(err)
+		}
+		// The first build kept its errors (the words unresolved) in bi;
+		// every one of them was a word now quoted.
+		bi.Err, bi.ResolutionErr = nil, nil
+		if errs := l.build(bi); len(errs) > 0 {
+			return nil, errs
+		}
+		if err := l.inst.Validate(); err != nil {
+			return nil, append(quoted, l.cueErrors(err)...)
+		}
 	}
 	l.unified = l.schema.Unify(l.inst)
-	return l, nil
+	return l, quoted
+}
+
+// build compiles the schema and the instance, in a context of their own
+// (an instance is built once per context).
+func (l *loaded) build(bi *build.Instance) Errors {
+	ctx := cuecontext.New()
+	l.schema = ctx.CompileBytes(schema.PolicyCUE, cue.Filename("schema/policy.cue")).LookupPath(cue.ParsePath("#Policy"))
+	if err := l.schema.Err(); err != nil {
+		return Errors{{Msg: fmt.Sprintf("the built-in schema does not compile: %v", err)}}
+	}
+	l.inst = ctx.BuildInstance(bi)
+	return nil
 }
 
 // readFiles reads the directory's .cue files, sorted, and refuses a

@@ -62,7 +62,13 @@ func (w *shapeWalker) covered(path string) bool {
 func (w *shapeWalker) walk(sels []cue.Selector, sch, v, u cue.Value) {
 	want, got := sch.IncompleteKind(), v.IncompleteKind()
 	if got&want == 0 {
-		w.fail(sels, valuePos(v), "expected %s, got %s", kindName(want), describe(v))
+		// dialect: anthropic inside providers.openai is the struct
+		// providers.anthropic: the word was meant as a string.
+		if id, refers := bareRef(v); id != nil && want&cue.StringKind != 0 {
+			w.fail(sels, id.Pos(), "%s", bareWordFix(id.Name, refers))
+		} else {
+			w.fail(sels, valuePos(v), "expected %s, got %s", kindName(want), describe(v))
+		}
 		return
 	}
 	switch {
