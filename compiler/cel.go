@@ -69,13 +69,14 @@ func (c *compiler) addExpr(e plan.Expr) int {
 }
 
 // celError reports a CEL problem at the character it concerns inside the
-// CUE string, when that can be placed exactly.
+// CUE string, when that can be placed exactly; a mistyped variable gets
+// the declared one it most likely meant.
 func (c *compiler) celError(at cue.Path, err *expr.Error) {
 	pos := c.l.at(at)
 	if err.Offset >= 0 {
 		pos = c.l.inString(at, err.Offset)
 	}
-	c.errs = append(c.errs, Error{Pos: pos, Path: pathString(at), Msg: err.Msg})
+	c.errs = append(c.errs, Error{Pos: pos, Path: pathString(at), Msg: err.Msg + didYouMean(err.Undeclared, err.Declared)})
 }
 
 // inString is the position of byte offset off inside the string written at

@@ -298,6 +298,11 @@ func (c *compiler) checkClaim(at cue.Path, field func(string) cue.Path, ch srcCh
 	}
 	if ch.VerifiedBy == nil || strings.TrimSpace(*ch.VerifiedBy) == "" {
 		c.labelErrorf(at, "a provider_compat channel's claim must cite its source: verified_by is missing (the page or probe it was read from)")
+	} else {
+		c.textSecret(field("verified_by"), "verified_by", *ch.VerifiedBy, "shown to API clients with the claim")
+	}
+	if ch.Origin != nil {
+		c.textSecret(field("origin"), "origin", *ch.Origin, "shown to API clients with the claim")
 	}
 }
 

@@ -79,6 +79,8 @@ func (c *compiler) checkRules(at cue.Path, rules []srcRule) {
 		if r.Name == "" {
 			c.labelErrorf(cue.MakePath(append(index(at, i).Selectors(), cue.Str("name"))...), "empty rule name")
 		}
+		c.textSecret(cue.MakePath(append(index(at, i).Selectors(), cue.Str("message"))...), "message", r.Message,
+			"sent to every client the rule refuses")
 		code := cue.MakePath(append(index(at, i).Selectors(), cue.Str("code"))...)
 		switch {
 		case !ruleCode.MatchString(r.Code):
@@ -111,19 +113,34 @@ func (c *compiler) checkKeys() {
 }
 
 // badHash words a key hash that is not "sha256:<64 lowercase hex>". One
-// with the prefix is a hash damaged on the way (cut short, upper-cased);
-// one without is most likely the key itself. The value is never echoed:
-// it may be the key.
+// with the prefix (in any case) is a hash damaged on the way (cut short,
+// upper-cased); 64 hex digits alone are a hash that lost its prefix;
+// anything else without it is most likely the key itself. The value is
+// never echoed: it may be the key.
 func badHash(key, hash string) string {
 	const want = "must be stored as \"sha256:<64 lowercase hex>\""
-	digits, prefixed := strings.CutPrefix(hash, "sha256:")
+	const hexDigits = "0123456789abcdefABCDEF"
+	prefix, digits := "", hash
+	if len(hash) >= len("sha256:") && strings.EqualFold(hash[:len("sha256:")], "sha256:") {
+		prefix, digits = hash[:len("sha256:")], hash[len("sha256:"):]
+	}
+	isHash := len(digits) == 64 && strings.Trim(digits, hexDigits) == ""
 	switch {
-	case !prefixed:
+	case prefix == "" && isHash:
+		return fmt.Sprintf("key %q: the hash is missing its lowercase \"sha256:\" prefix: write \"sha256:\" before the 64 hex digits "+
+			"(if they are the key itself rather than its hash, `pistrac hash-key` prints the hash)", key)
+	case prefix == "":
 		return fmt.Sprintf("key %q %s, not as the key itself; `pistrac hash-key` prints the hash", key, want)
-	case strings.Trim(digits, "0123456789abcdefABCDEF") != "":
+	case strings.Trim(digits, hexDigits) != "":
 		return fmt.Sprintf("key %q: the hash after sha256: holds characters that are not hex digits; %s, as `pistrac hash-key` prints it", key, want)
 	case len(digits) != 64:
 		return fmt.Sprintf("key %q: the hash has %d hex digits after sha256:, not 64 (cut short when copied?); `pistrac hash-key` prints the whole hash", key, len(digits))
+	case prefix != "sha256:":
+		also := ""
+		if digits != strings.ToLower(digits) {
+			also = " and its hex digits lowercase"
+		}
+		return fmt.Sprintf("key %q: the hash's prefix must be the lowercase \"sha256:\"%s, as `pistrac hash-key` prints it", key, also)
 	}
 	return fmt.Sprintf("key %q: the hash's hex digits must be lowercase, as `pistrac hash-key` prints them", key)
 }

@@ -10,6 +10,7 @@ package compiler
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"cuelang.org/go/cue"
 
@@ -41,12 +42,12 @@ func CompileWithWarnings(dir string) (*plan.Graph, Errors, error) {
 }
 
 func compile(dir string) (*plan.Graph, *compiler, error) {
-	l, errs := loadDir(dir)
-	if len(errs) > 0 {
-		return nil, nil, errs.sort()
+	l, quoted := loadDir(dir)
+	if l == nil {
+		return nil, nil, append(quoted.sort(), Error{Msg: notChecked})
 	}
 	if errs := l.checkShape(); len(errs) > 0 {
-		return nil, nil, errs.sort()
+		return nil, nil, withQuoted(quoted, errs)
 	}
 	src, err := l.decode()
 	if err != nil {
@@ -60,13 +61,13 @@ func compile(dir string) (*plan.Graph, *compiler, error) {
 	c.resolve()
 	c.compileCEL()
 	if len(c.errs) > 0 {
-		return nil, nil, c.errs.sort()
+		return nil, nil, withQuoted(quoted, c.errs)
 	}
 	if err := c.plan(); err != nil {
 		return nil, nil, err
 	}
-	if len(c.errs) > 0 {
-		return nil, nil, c.errs.sort()
+	if len(c.errs) > 0 || len(quoted) > 0 {
+		return nil, nil, withQuoted(quoted, c.errs)
 	}
 	c.warnDead()
 	// Sealed last, over the finished graph: bundle.json and gen/ carry
@@ -82,6 +83,23 @@ func compile(dir string) (*plan.Graph, *compiler, error) {
 		return nil, nil, fmt.Errorf("the compiled decision graph does not match the IR schema (a compiler bug): %w", err)
 	}
 	return c.g, c, nil
+}
+
+// notChecked ends the errors of a policy CUE could not load: nothing else
+// was checked, so a clean run after fixing them is not yet a clean policy.
+const notChecked = "(nothing else was checked: the schema and policy checks run once CUE can load the policy)"
+
+// withQuoted reports the bare words a policy was loaded with (see
+// quoteBareWords) together with the errors found after; an error at a
+// quoted word's position is about the word, already reported.
+func withQuoted(quoted, errs Errors) Errors {
+	out := append(Errors(nil), quoted...)
+	for _, e := range errs {
+		if !slices.ContainsFunc(quoted, func(q Error) bool { return q.Pos == e.Pos }) {
+			out = append(out, e)
+		}
+	}
+	return out.sort()
 }
 
 // compiler carries one compilation: the loaded document, the graph being

@@ -204,3 +204,21 @@ func TestEmptyDirectory(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestBareWordInExpression: a bare word inside an expression is not read
+// as a string, so nothing else is checked, and the output says so last.
+func TestBareWordInExpression(t *testing.T) {
+	dir := writePolicy(t, map[string]string{"p.cue": `on_fidelity_loss: reject | "allow"
+providers: a: {base_url: "https://api.openai.com/v1", models: m: {}, channels: n: {dialect: "openai", tier: "native"}}
+profiles: p: require_caps: ["usage_detail"]
+keys: []
+`})
+	_, err := Compile(dir)
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Compile = %v, want Errors", err)
+	}
+	if len(errs) != 2 || !strings.Contains(errs[0].Msg, `reference "reject" not found`) || errs[1].Msg != notChecked {
+		t.Fatalf("errors:\n%v\nwant the reference, then %q", err, notChecked)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -40,7 +41,9 @@ type policyFile struct {
 }
 
 // loadDir reads every .cue file in dir, builds them as one CUE instance and
-// unifies it with #Policy.
+// unifies it with #Policy. A policy whose only errors are bare words (see
+// quoteBareWords) is loaded with the words quoted: it comes back with
+// those errors, for the caller to report with whatever else it finds.
 func loadDir(dir string) (*loaded, Errors) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -49,11 +52,6 @@ func loadDir(dir string) (*loaded, Errors) {
 	l := &loaded{dir: dir, absDir: abs}
 	if errs := l.readFiles(); len(errs) > 0 {
 		return nil, errs
-	}
-	ctx := cuecontext.New()
-	l.schema = ctx.CompileBytes(schema.PolicyCUE, cue.Filename("schema/policy.cue")).LookupPath(cue.ParsePath("#Policy"))
-	if err := l.schema.Err(); err != nil {
-		return nil, Errors{{Msg: fmt.Sprintf("the built-in schema does not compile: %v", err)}}
 	}
 	overlay := map[string]load.Source{}
 	args := make([]string, len(l.files))
@@ -65,12 +63,39 @@ func loadDir(dir string) (*loaded, Errors) {
 	if bi.Err != nil {
 		return nil, l.cueErrors(bi.Err)
 	}
-	l.inst = ctx.BuildInstance(bi)
+	if errs := l.build(bi); len(errs) > 0 {
+		return nil, errs
+	}
+	var quoted Errors
 	if err := l.inst.Validate(); err != nil {
-		return nil, l.cueErrors(err)
+		var ok bool
+		if quoted, ok = l.quoteBareWords(bi.Files, err); !ok {
+			return nil, l.cueErrors(err)
+		}
+		// The first build kept its errors (the words unresolved) in bi;
+		// every one of them was a word now quoted.
+		bi.Err, bi.ResolutionErr = nil, nil
+		if errs := l.build(bi); len(errs) > 0 {
+			return nil, errs
+		}
+		if err := l.inst.Validate(); err != nil {
+			return nil, append(quoted, l.cueErrors(err)...)
+		}
 	}
 	l.unified = l.schema.Unify(l.inst)
-	return l, nil
+	return l, quoted
+}
+
+// build compiles the schema and the instance, in a context of their own
+// (an instance is built once per context).
+func (l *loaded) build(bi *build.Instance) Errors {
+	ctx := cuecontext.New()
+	l.schema = ctx.CompileBytes(schema.PolicyCUE, cue.Filename("schema/policy.cue")).LookupPath(cue.ParsePath("#Policy"))
+	if err := l.schema.Err(); err != nil {
+		return Errors{{Msg: fmt.Sprintf("the built-in schema does not compile: %v", err)}}
+	}
+	l.inst = ctx.BuildInstance(bi)
+	return nil
 }
 
 // readFiles reads the directory's .cue files, sorted, and refuses a
@@ -183,8 +208,8 @@ func (l *loaded) cueErrors(err error) Errors {
 	var lists []string // lists split over files, reported once each
 	errs := cueerrors.Errors(err)
 	for _, e := range errs {
-		if list, at := l.splitList(e); list != "" && !slices.Contains(lists, list) {
-			lists = append(lists, list)
+		if list, at := l.splitList(e); len(at) > 0 && !slices.Contains(lists, pathString(list)) {
+			lists = append(lists, pathString(list))
 			out = append(out, splitListError(list, at))
 		}
 	}
@@ -204,10 +229,10 @@ func (l *loaded) cueErrors(err error) Errors {
 // splitList recognizes a conflict inside a list written in more than one
 // file: CUE unifies two lists element by element instead of appending
 // them, so keys in two files conflict at keys[0]. It returns the list's
-// path and where each file writes it, or "".
-func (l *loaded) splitList(e cueerrors.Error) (string, []Pos) {
+// path and where each file writes it, or no positions.
+func (l *loaded) splitList(e cueerrors.Error) (cue.Path, []Pos) {
 	if !l.inst.Exists() {
-		return "", nil // the files did not build: nothing is unified yet
+		return cue.Path{}, nil // the files did not build: nothing is unified yet
 	}
 	sels := cueSelectors(e.Path())
 	root := slices.IndexFunc(sels, func(s cue.Selector) bool { return s.Type() == cue.IndexLabel })
@@ -215,12 +240,12 @@ func (l *loaded) splitList(e cueerrors.Error) (string, []Pos) {
 		root = len(sels)
 	}
 	if root <= 0 {
-		return "", nil
+		return cue.Path{}, nil
 	}
 	list := cue.MakePath(sels[:root]...)
 	op, parts := l.inst.LookupPath(list).Expr()
 	if op != cue.AndOp {
-		return "", nil
+		return cue.Path{}, nil
 	}
 	var at []Pos
 	for _, part := range parts {
@@ -231,15 +256,17 @@ func (l *loaded) splitList(e cueerrors.Error) (string, []Pos) {
 		}
 	}
 	if len(at) < 2 {
-		return "", nil
+		return cue.Path{}, nil
 	}
 	slices.SortFunc(at, func(a, b Pos) int { return strings.Compare(a.File, b.File) })
-	return pathString(list), at
+	return list, at
 }
 
 // splitListError says why a list in two files conflicts and how to join
-// them: hidden fields are the files' own, and list.Concat appends.
-func splitListError(list string, at []Pos) Error {
+// them: hidden fields are the files' own, and list.Concat appends. The fix
+// names the list by its whole path (profiles: finance: require_caps: ...),
+// since that is where the joined list goes.
+func splitListError(list cue.Path, at []Pos) Error {
 	files, hidden := make([]string, len(at)), make([]string, len(at))
 	for i, p := range at {
 		files[i] = filepath.Base(p.File)
@@ -250,11 +277,15 @@ func splitListError(list string, at []Pos) Error {
 			return '_'
 		}, strings.TrimSuffix(files[i], ".cue"))
 	}
-	last := list[strings.LastIndex(list, ".")+1:]
-	return Error{Pos: at[0], Also: at[1:], Path: list, Msg: fmt.Sprintf(
+	sels := list.Selectors()
+	labels := make([]string, len(sels))
+	for i, s := range sels {
+		labels[i] = s.String()
+	}
+	return Error{Pos: at[0], Also: at[1:], Path: pathString(list), Msg: fmt.Sprintf(
 		"the list is written in %s, and CUE does not merge lists across files: it unifies them element by element, so they conflict; "+
 			"define %s in one file, or give each file its own hidden list (%s: [...]) and join them once: %s: list.Concat([%s]) with import \"list\"",
-		strings.Join(files, " and "), last, hidden[0], last, strings.Join(hidden, ", "))}
+		strings.Join(files, " and "), labels[len(labels)-1], hidden[0], strings.Join(labels, ": "), strings.Join(hidden, ", "))}
 }
 
 // cueError renders one CUE error: its first position in a policy file

@@ -176,6 +176,9 @@ func (c *compiler) resolvePrimaries() {
 	}
 	c.cat.names = sortedKeys(servers)
 	c.g.Names = c.cat.names
+	// suggested are names a misspelt primary key was taken for: the typo
+	// is the one error, not also the name it leaves without a primary.
+	suggested := map[string]bool{}
 	for _, n := range sortedKeys(c.src.Primary) {
 		at, prov := path("primary", n), c.src.Primary[n]
 		p, known := c.cat.providers[prov]
@@ -186,6 +189,9 @@ func (c *compiler) resolvePrimaries() {
 			// chain breaks; saying the provider does not serve it would
 			// send the operator to the wrong line.
 		case len(servers[n]) == 0:
+			if k, ok := closest(n, c.cat.names); ok {
+				suggested[k] = true
+			}
 			c.labelErrorf(at, "no provider serves %q (known names: %s)%s", n, listOf(c.cat.names), didYouMean(n, c.cat.names))
 		case !known:
 			known := sortedKeys(c.src.Providers)
@@ -197,7 +203,7 @@ func (c *compiler) resolvePrimaries() {
 		}
 	}
 	for _, n := range c.cat.names {
-		if _, ok := c.cat.primary[n]; ok || c.src.Primary[n] != "" {
+		if _, ok := c.cat.primary[n]; ok || c.src.Primary[n] != "" || suggested[n] {
 			continue
 		}
 		if len(servers[n]) == 1 {

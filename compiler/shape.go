@@ -62,7 +62,13 @@ func (w *shapeWalker) covered(path string) bool {
 func (w *shapeWalker) walk(sels []cue.Selector, sch, v, u cue.Value) {
 	want, got := sch.IncompleteKind(), v.IncompleteKind()
 	if got&want == 0 {
-		w.fail(sels, valuePos(v), "expected %s, got %s", kindName(want), describe(v))
+		// dialect: anthropic inside providers.openai is the struct
+		// providers.anthropic: the word was meant as a string.
+		if id, refers := bareRef(v); id != nil && want&cue.StringKind != 0 {
+			w.fail(sels, id.Pos(), "%s", bareWordFix(id.Name, refers))
+		} else {
+			w.fail(sels, valuePos(v), "expected %s, got %s", kindName(want), describe(v))
+		}
 		return
 	}
 	switch {
@@ -94,9 +100,14 @@ func (w *shapeWalker) walkStruct(sels []cue.Selector, sch, v, u cue.Value) {
 		fs, ok := schemaField(sch, name)
 		if !ok {
 			known := knownFields(sch)
-			hint := ""
-			if k, ok := closest(name, known); ok && !v.LookupPath(cue.MakePath(cue.Str(k))).Exists() {
-				meant, hint = append(meant, k), didYouMean(name, known)
+			hint := didYouMean(name, known)
+			// The field meant may be written as well, in another file
+			// (provider: beside providers:): still the likely typo, and
+			// then not the field it leaves missing.
+			if k, ok := closest(name, known); ok && v.LookupPath(cue.MakePath(cue.Str(k))).Exists() {
+				hint += fmt.Sprintf(" (%s is also written elsewhere; CUE merges the two once the name is fixed)", k)
+			} else if ok {
+				meant = append(meant, k)
 			}
 			w.fail(field, labelPos(iter.Value()), "unknown field %q (known: %s)%s", name, listOf(known), hint)
 			continue

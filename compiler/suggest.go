@@ -19,6 +19,9 @@ func closest(got string, known []string) (string, bool) {
 	if got == "" {
 		return "", false
 	}
+	if k, ok := synonyms[strings.ToLower(got)]; ok && slices.Contains(known, k) {
+		return k, true
+	}
 	for _, k := range known {
 		if k == got || digits(k) != digits(got) {
 			continue
@@ -32,6 +35,16 @@ func closest(got string, known []string) (string, bool) {
 		}
 	}
 	return best, bestD >= 0
+}
+
+// synonyms are the other words operators write for a vocabulary's word,
+// too far from it in letters for closest to see ("daily" is two edits
+// from "day" and shares only "da").
+var synonyms = map[string]string{
+	"minutely": "minute", "1m": "minute", "60s": "minute",
+	"hourly": "hour", "1h": "hour", "60m": "hour",
+	"daily": "day", "1d": "day", "24h": "day",
+	"monthly": "month", "30d": "month", "1mo": "month",
 }
 
 // nearEnough: one edit, or one per four letters of longer words, or a

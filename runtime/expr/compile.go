@@ -14,10 +14,13 @@ import (
 
 // Error is a compile error. Offset is the 0-based byte offset inside the source
 // where the problem is, -1 when unknown, so the compiler can place it inside
-// the CUE string that holds the expression.
+// the CUE string that holds the expression. An undeclared variable also
+// carries its name and the declared ones, for the compiler's suggestion.
 type Error struct {
-	Msg    string
-	Offset int
+	Msg        string
+	Offset     int
+	Undeclared string
+	Declared   []string
 }
 
 func (e *Error) Error() string { return e.Msg }

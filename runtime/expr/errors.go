@@ -62,8 +62,10 @@ func (e *environment) undeclaredVariable(name string, offset int) *Error {
 		return &Error{Msg: routeInCost, Offset: offset}
 	}
 	return &Error{
-		Msg:    fmt.Sprintf("undeclared variable %q (declared: %s)", name, strings.Join(e.names, ", ")),
-		Offset: offset,
+		Msg:        fmt.Sprintf("undeclared variable %q (declared: %s)", name, strings.Join(e.names, ", ")),
+		Offset:     offset,
+		Undeclared: name,
+		Declared:   e.names,
 	}
 }
 
