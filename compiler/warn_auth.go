@@ -10,7 +10,8 @@ import "github.com/pistra/pistra/runtime/plan"
 // an OpenAI-and-Anthropic provider likewise reaches the Anthropic channel.
 // Only a provider with a channel the scheme is the default for is warned
 // about: on one whose channels all speak the other dialect the scheme is
-// plainly what its endpoint takes.
+// plainly what its endpoint takes, and api-key (Azure's), the default of
+// no dialect, is never warned about.
 func (c *compiler) warnProviderAuth(name string, p srcProvider) {
 	if p.Auth == nil {
 		return
@@ -26,7 +27,7 @@ func (c *compiler) warnProviderAuth(name string, p srcProvider) {
 	for _, chName := range sortedKeys(p.Channels) {
 		ch := p.Channels[chName]
 		d := plan.Dialect(ch.Dialect)
-		if ch.Auth != nil || plan.DefaultAuth(d) == auth || (auth != plan.AuthBearer && auth != plan.AuthXAPIKey) {
+		if ch.Auth != nil || plan.DefaultAuth(d) == auth {
 			continue
 		}
 		c.warnf(path("providers", name, "auth"), "auth %q of provider %q also applies to its %s channel %q, which would otherwise send %q, "+
