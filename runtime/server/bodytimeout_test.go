@@ -19,14 +19,7 @@ import (
 // assertion is on what comes back, not on how long it took.
 func TestStalledBodyTimesOut(t *testing.T) {
 	s := startWithBodyTimeout(t, okUpstream())
-	c, err := net.Dial("tcp", s.PublicAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-default\r\n"+
-		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
+	c := sendPartOfABody(t, s, `{"model":`)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -72,15 +65,7 @@ func TestClientLeavingMidBody(t *testing.T) {
 	lines := make(logLines, 16)
 	o := testOptions(testGraph(), okUpstream())
 	o.Logger = slog.New(slog.NewJSONHandler(lines, nil))
-	s := startOnLoopback(t, o)
-	c, err := net.Dial("tcp", s.PublicAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-default\r\n"+
-		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":\"gpt\",")
+	c := sendPartOfABody(t, startOnLoopback(t, o), `{"model":"gpt",`)
 	c.(*net.TCPConn).CloseWrite() // the body ends short of its length: the client left
 	if got, _ := io.ReadAll(c); len(got) != 0 {
 		t.Errorf("the client that left was sent %q", got)
@@ -99,6 +84,22 @@ func TestClientLeavingMidBody(t *testing.T) {
 			t.Fatal("no request logged")
 		}
 	}
+}
+
+// sendPartOfABody opens a connection to s and sends a chat request that
+// declares a 100-byte body, of which only part; the connection is closed
+// when the test ends.
+func sendPartOfABody(t *testing.T, s *Server, part string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", s.PublicAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-default\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"+part)
+	return c
 }
 
 // logLines receives each log line a JSON handler writes, dropping those
