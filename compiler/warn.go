@@ -26,6 +26,7 @@ func (c *compiler) warnDead() {
 			c.warnGate(name, ch, p)
 		}
 		c.warnFailover(name, p)
+		c.warnProviderAuth(name, p)
 	}
 	c.warnUnused()
 }

@@ -103,8 +103,9 @@ type upstreamWant struct {
 // crosses, streamed and not, the failed primary and the target each
 // received exactly their own credential in their own channel's scheme (none
 // at all for the client-certificate upstream), their own static headers
-// and only those of their channel's dialect, and never the client's key or
-// another provider's secret. The OpenAI-compatible channel of the
+// and only those of their channel's dialect (the client's included: the
+// OpenAI client's anthropic-beta reaches no OpenAI upstream), and never the
+// client's key or another provider's secret. The OpenAI-compatible channel of the
 // Anthropic provider is sent Authorization: Bearer: the fake refuses
 // x-api-key there, as that endpoint does, so the old behaviour fails here.
 func TestCredentialIsolationAcrossTiers(t *testing.T) {
@@ -254,10 +255,12 @@ func redact(v string) string {
 }
 
 // openAIAsk sends a chat completion with the OpenAI SDK and returns the
-// provider that served it.
+// provider that served it. It also sends anthropic-beta, as a client
+// sharing its HTTP settings between both SDKs may: checkReceived holds
+// every OpenAI-dialect upstream to not receiving it.
 func openAIAsk(t *testing.T, e *env, model string, stream bool) string {
 	t.Helper()
-	client := e.openaiClient(keyDefault)
+	client := e.openaiClient(keyDefault, option.WithHeader("Anthropic-Beta", "client-beta"))
 	var resp *http.Response
 	if !stream {
 		got, err := client.Chat.Completions.New(context.Background(), chatParams(model), option.WithResponseInto(&resp))

@@ -110,8 +110,10 @@ func TestSuspensions(t *testing.T) {
 	}
 	before := e.openai.Calls() + e.backup.Calls()
 	_, err = oc(e, keyDefault).Chat.Completions.New(ctx, chatParams("gpt-4o-mini"))
-	if apiErr := wantOpenAIError(t, err, 503, "provider_suspended"); !strings.Contains(apiErr.Message, "incident 42") {
-		t.Errorf("message %q", apiErr.Message)
+	if apiErr := wantOpenAIError(t, err, 503, "provider_suspended"); !strings.Contains(apiErr.Message, "incident 42") ||
+		apiErr.Response.Header.Get("X-Should-Retry") != "false" {
+		// A suspension stands until lifted: the SDK is told not to retry.
+		t.Errorf("message %q, x-should-retry %q", apiErr.Message, apiErr.Response.Header.Get("X-Should-Retry"))
 	}
 	if n := e.openai.Calls() + e.backup.Calls() - before; n != 0 {
 		t.Errorf("a request to a suspended primary reached %d upstreams; it must not fail over", n)

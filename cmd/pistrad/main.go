@@ -105,13 +105,14 @@ func run(args []string) error {
 	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: c.logLevel}))
 	c.opts.Logger = log
 	c.opts.AdminToken = os.Getenv("PISTRA_ADMIN_TOKEN")
-	c.opts.Load = loader(c.bundle)
+	c.opts.Load = loader(c.bundle, gen.Graph)
 	if c.bundleKey != "" {
 		if c.opts.BundleKey, err = readBundleKey(c.bundleKey); err != nil {
 			return err
 		}
 		log.Info("bundle signatures required", "key_id", c.opts.BundleKey.KeyID())
 	}
+	warnUnsigned(log, c.bundle, c.bundleKey)
 	pairs, err := c.tls.load(&c.opts)
 	if err != nil {
 		return err
@@ -163,13 +164,13 @@ func awaitLedger(node *ledger.Node, log *slog.Logger, limit time.Duration) {
 }
 
 // loader reads the bundle file on every call, so a reload picks up a
-// rewritten file; without --bundle it serves the compiled-in graph.
-func loader(path string) server.Loader {
+// rewritten file; without --bundle it serves compiled, the graph built in.
+func loader(path string, compiled *plan.Graph) server.Loader {
 	if path == "" {
 		// Checked like a bundle file, so a hand edit of gen/ is caught too;
 		// the source says what a reload can change: nothing, here.
 		return func() (*plan.Graph, string, error) {
-			return gen.Graph, "compiled-in (a reload serves the same graph; serve -bundle to reload policy edits)", bundle.CheckDigest(gen.Graph)
+			return compiled, "compiled-in (a reload serves the same graph; serve -bundle to reload policy edits)", bundle.CheckDigest(compiled)
 		}
 	}
 	return func() (*plan.Graph, string, error) {
@@ -182,6 +183,18 @@ func loader(path string) server.Loader {
 			return nil, path, fmt.Errorf("%s: %w", path, err)
 		}
 		return g, path, nil
+	}
+}
+
+// warnUnsigned warns when a bundle file is served without a key to check
+// its signature: a digest catches an accidental or naive edit, but whoever
+// can write the file can recompute it, so the file then decides what is
+// served.
+func warnUnsigned(log *slog.Logger, bundlePath, keyPath string) {
+	if bundlePath != "" && keyPath == "" {
+		log.Warn("serving a bundle file without -bundle-public-key: anyone who can write it can change the policy served "+
+			"(its digest catches accidental edits only); sign bundles with pistrac build -signing-key and pass -bundle-public-key",
+			"bundle", bundlePath)
 	}
 }
 

@@ -118,7 +118,7 @@ func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket,
 func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.Budget, now time.Time) *admission.Refusal {
 	cost, err := t.price(b, estimate(r))
 	if err != nil {
-		return errorRefusal(b, err)
+		return errorRefusal(b, err, false) // the policy's expression fails the same on a retry
 	}
 	var share float64
 	if g.degraded.Load() {
@@ -127,7 +127,7 @@ func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.
 	for range 3 { // a bucket forgotten between lookup and hold is looked up again
 		bk, err := g.bucket(b, bucketName(r, b), now)
 		if err != nil {
-			return errorRefusal(b, err)
+			return errorRefusal(b, err, true)
 		}
 		ok, alone := bk.take(cost, b.Limit, share)
 		switch {
@@ -136,12 +136,12 @@ func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.
 			return nil
 		case !alone:
 			return errorRefusal(b, fmt.Errorf("%w: this node may spend %.0f%% of the limit on its own until the ledger answers",
-				ErrLedger, g.degradedShare*100))
+				ErrLedger, g.degradedShare*100), true)
 		case !bk.isDead():
 			return exceeded(b, cost, bk.reset, now)
 		}
 	}
-	return errorRefusal(b, errors.New("its bucket kept being replaced"))
+	return errorRefusal(b, errors.New("its bucket kept being replaced"), true)
 }
 
 // exceeded is the refusal of a hold of cost on b, whose window resets at
@@ -158,9 +158,14 @@ func exceeded(b *plan.Budget, cost uint64, reset, now time.Time) *admission.Refu
 	}}
 }
 
-func errorRefusal(b *plan.Budget, err error) *admission.Refusal {
-	return &admission.Refusal{Reason: ReasonError, Error: dialect.Errorf(http.StatusServiceUnavailable,
-		dialect.CodeBudgetError, "budget %q could not be checked: %v", b.Name, err)}
+// errorRefusal is the refusal of a hold on b that could not be checked.
+// transient says a retry may find it checkable (the ledger answering
+// again): x-should-retry: true. No retry-after is known: a ledger regains
+// quorum when it does.
+func errorRefusal(b *plan.Budget, err error, transient bool) *admission.Refusal {
+	e := dialect.Errorf(http.StatusServiceUnavailable, dialect.CodeBudgetError, "budget %q could not be checked: %v", b.Name, err)
+	e.Transient = transient
+	return &admission.Refusal{Reason: ReasonError, Error: e}
 }
 
 // bucketName is whose bucket of b the request draws on: its key's or its

@@ -293,6 +293,11 @@ func TestLedgerDownIsABudgetError(t *testing.T) {
 	if no == nil || no.Reason != ReasonError || no.Error.Code != dialect.CodeBudgetError || no.Error.Status != 503 {
 		t.Fatalf("refusal %+v", no)
 	}
+	h := http.Header{}
+	no.Error.SetRetryHeaders(h)
+	if h.Get("X-Should-Retry") != "true" {
+		t.Errorf("a ledger that does not answer: x-should-retry %q, want true (it may answer the retry)", h.Get("X-Should-Retry"))
+	}
 }
 
 // TestCELPricesTheCandidate: an expression weighting one model above

@@ -87,18 +87,18 @@ type Breaker struct {
 // Allow reports whether a request may be sent to the provider at now. A
 // closed breaker allows everything; an open one nothing until its
 // cool-down has passed, when it turns half-open; a half-open one allows
-// Probes requests per cool-down. When it refuses, wait is how long until
-// it may allow one again.
-func (b *Breaker) Allow(now time.Time) (ok bool, wait time.Duration) {
+// Probes requests per cool-down, and probe is the one taken. When it
+// refuses, wait is how long until it may allow one again.
+func (b *Breaker) Allow(now time.Time) (probe Probe, ok bool, wait time.Duration) {
 	cfg := b.cfg.Load()
 	for {
 		w := b.word.Load()
 		switch stateOf(w) {
 		case Closed:
-			return true, 0
+			return Probe{}, true, 0
 		case Open:
 			if left := cfg.CoolDown - elapsed(w, now); left > 0 {
-				return false, left
+				return Probe{}, false, left
 			}
 			if b.word.CompareAndSwap(w, pack(HalfOpen, 0, now)) {
 				b.changed(Open, HalfOpen)
@@ -113,11 +113,45 @@ func (b *Breaker) Allow(now time.Time) (ok bool, wait time.Duration) {
 			}
 			n := probesOf(w)
 			if n >= cfg.Probes {
-				return false, left
+				return Probe{}, false, left
 			}
 			if b.word.CompareAndSwap(w, w&^(probeMask<<stateBits)|(n+1)<<stateBits) {
-				return true, 0
+				return Probe{b: b, window: w >> timeShift}, true, 0
 			}
+		}
+	}
+}
+
+// Probe is a half-open breaker's probe, taken by Allow; the zero Probe is
+// none (the breaker was closed).
+type Probe struct {
+	b *Breaker
+	// window is when the half-open window it was taken in began, as the
+	// word stores it.
+	window uint64
+}
+
+// Taken reports whether p is a probe at all.
+func (p Probe) Taken() bool { return p.b != nil }
+
+// Return gives the probe back when no verdict came since it was taken: the
+// breaker is still in the same half-open window. A probe whose request was
+// never sent (held back by a later gate, or its client gone first) or got
+// an answer that is neither success nor failure (a 429) would otherwise
+// keep the provider out for another cool-down with nothing learnt.
+// Returning a probe whose verdict came, or of a window since renewed,
+// changes nothing.
+func (p Probe) Return() {
+	if p.b == nil {
+		return
+	}
+	for {
+		w := p.b.word.Load()
+		if stateOf(w) != HalfOpen || w>>timeShift != p.window || probesOf(w) == 0 {
+			return
+		}
+		if p.b.word.CompareAndSwap(w, w-1<<stateBits) { // one probe fewer taken
+			return
 		}
 	}
 }

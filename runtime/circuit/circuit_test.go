@@ -30,11 +30,11 @@ func TestOpensAfterConsecutiveFailures(t *testing.T) {
 	b.Success(t0) // the run ends: two more do not open it
 	b.Failure(t0)
 	b.Failure(t0)
-	if ok, _ := b.Allow(t0); !ok {
+	if _, ok, _ := b.Allow(t0); !ok {
 		t.Fatal("opened after 2 consecutive failures, want 3")
 	}
 	b.Failure(t0.Add(time.Second))
-	ok, wait := b.Allow(t0.Add(3 * time.Second))
+	_, ok, wait := b.Allow(t0.Add(3 * time.Second))
 	if ok || wait != 8*time.Second {
 		t.Fatalf("after 3 failures: allow=%v wait=%v, want refused with 8s left", ok, wait)
 	}
@@ -58,29 +58,29 @@ func TestHalfOpenProbesThenCloseOrReopen(t *testing.T) {
 		t.Fatal("peek changed the state")
 	}
 	for i := range 2 {
-		if ok, _ := b.Allow(at); !ok {
+		if _, ok, _ := b.Allow(at); !ok {
 			t.Fatalf("probe %d refused", i)
 		}
 	}
-	if ok, wait := b.Allow(at.Add(100 * time.Millisecond)); ok || wait != 900*time.Millisecond {
+	if _, ok, wait := b.Allow(at.Add(100 * time.Millisecond)); ok || wait != 900*time.Millisecond {
 		t.Fatalf("third request in the window: allow=%v wait=%v, want refused, 900ms", ok, wait)
 	}
 	if ok, _ := b.Peek(at); ok {
 		t.Fatal("peek allows past the probes")
 	}
 	b.Failure(at.Add(200 * time.Millisecond)) // a probe failed: open again, for a whole cool-down
-	if ok, wait := b.Allow(at.Add(300 * time.Millisecond)); ok || wait != 900*time.Millisecond {
+	if _, ok, wait := b.Allow(at.Add(300 * time.Millisecond)); ok || wait != 900*time.Millisecond {
 		t.Fatalf("after a failed probe: allow=%v wait=%v", ok, wait)
 	}
 	at = at.Add(1200 * time.Millisecond)
-	if ok, _ := b.Allow(at); !ok {
+	if _, ok, _ := b.Allow(at); !ok {
 		t.Fatal("probe after the second cool-down refused")
 	}
 	b.Success(at)
 	if st := b.Status(at); st.State != Closed || st.Failures != 0 || st.RetryAt != nil {
 		t.Fatalf("after a good probe: %+v", st)
 	}
-	if ok, _ := b.Allow(at); !ok {
+	if _, ok, _ := b.Allow(at); !ok {
 		t.Fatal("closed breaker refuses")
 	}
 }
@@ -91,14 +91,62 @@ func TestHalfOpenProbesThenCloseOrReopen(t *testing.T) {
 func TestHalfOpenWindowRenews(t *testing.T) {
 	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
 	b.Failure(t0)
-	if ok, _ := b.Allow(t0.Add(time.Second)); !ok {
+	if _, ok, _ := b.Allow(t0.Add(time.Second)); !ok {
 		t.Fatal("first probe refused")
 	}
-	if ok, _ := b.Allow(t0.Add(1500 * time.Millisecond)); ok {
+	if _, ok, _ := b.Allow(t0.Add(1500 * time.Millisecond)); ok {
 		t.Fatal("second probe in the same window allowed")
 	}
-	if ok, _ := b.Allow(t0.Add(2 * time.Second)); !ok {
+	if _, ok, _ := b.Allow(t0.Add(2 * time.Second)); !ok {
 		t.Fatal("a new window did not open after a cool-down without a verdict")
+	}
+}
+
+// A probe given back without a verdict (its request never sent, or
+// answered with neither success nor failure) lets the next request probe
+// in the same window; one given back after its verdict, or after its
+// window was renewed, changes nothing.
+func TestProbeGivenBackWithoutAVerdict(t *testing.T) {
+	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
+	b.Failure(t0)
+	at := t0.Add(time.Second)
+	p, ok, _ := b.Allow(at)
+	if !ok || !p.Taken() {
+		t.Fatal("half-open: no probe")
+	}
+	if _, ok, _ := b.Allow(at); ok {
+		t.Fatal("a second probe past the bound")
+	}
+	p.Return()
+	p.Return() // twice: still one probe given back
+	again, ok, _ := b.Allow(at)
+	if !ok {
+		t.Fatal("the probe given back was not let through again")
+	}
+	if _, ok, _ := b.Allow(at); ok {
+		t.Fatal("returning twice gave back two probes")
+	}
+
+	b.Failure(at) // the probe's verdict: open again
+	again.Return()
+	if st := b.Status(at); st.State != Open {
+		t.Fatalf("returned after its verdict: %s, want open", st.State)
+	}
+
+	renewed := at.Add(time.Second)
+	old, _, _ := b.Allow(renewed) // half-open, window at renewed
+	newWindow := renewed.Add(time.Second)
+	if _, ok, _ := b.Allow(newWindow); !ok { // no verdict within a cool-down: a new window
+		t.Fatal("no new window")
+	}
+	old.Return()
+	if st := b.Status(newWindow); st.Probes != 1 {
+		t.Fatalf("a probe of an old window given back to the new one: %d probes taken, want 1", st.Probes)
+	}
+
+	closed := NewSet(nil).For(graph(&plan.Circuit{Failures: 5, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
+	if p, _, _ := closed.Allow(at); p.Taken() {
+		t.Fatal("a closed breaker took a probe")
 	}
 }
 
@@ -111,7 +159,7 @@ func TestProbesBoundedConcurrently(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 64 {
 		wg.Go(func() {
-			if ok, _ := b.Allow(at); ok {
+			if _, ok, _ := b.Allow(at); ok {
 				allowed.Add(1)
 			}
 		})
@@ -134,11 +182,11 @@ func TestSetKeepsStateAcrossReloads(t *testing.T) {
 	if second[0] != first[0] || second[1] != nil {
 		t.Fatalf("reload: %v", second)
 	}
-	if ok, _ := second[0].Allow(t0); !ok {
+	if _, ok, _ := second[0].Allow(t0); !ok {
 		t.Fatal("open before a further failure")
 	}
 	second[0].Failure(t0) // run of 2 against the new threshold of 1
-	if ok, wait := second[0].Allow(t0.Add(time.Second)); ok || wait != 4*time.Second {
+	if _, ok, wait := second[0].Allow(t0.Add(time.Second)); ok || wait != 4*time.Second {
 		t.Fatalf("new cool-down not applied: allow=%v wait=%v", ok, wait)
 	}
 	g.Providers[1].Circuit = &plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -310,5 +311,43 @@ func TestEdgeAnswers(t *testing.T) {
 	res, w = call{route: plan.RouteChatCompletions, body: `{"model":"gpt-x","stream":true,"messages":[]}`, cands: []plan.Candidate{oaiSame}}.serve(t, up)
 	if want := strings.ReplaceAll(withoutUsageChunk, "data: ", "data:"); w.Body.String() != want || res.Err != nil {
 		t.Errorf("data: without a space: got\n%s\nwant\n%s", w.Body, want)
+	}
+}
+
+// TestClientLeavingAnUnheldBody: a client that leaves while an answer
+// the gateway did not hold is relayed (compressed unasked, a stream
+// included, or over the bound on answers held) is a 499, not a 200 whose
+// upstream broke: the read failed because the client's leaving cancelled
+// it, and there is no connection left to cut. A client gone before a held
+// answer is written is a 499 too.
+func TestClientLeavingAnUnheldBody(t *testing.T) {
+	gzipStream := testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}, "Content-Encoding": {"gzip"}},
+		Parts: []string{"\x1f\x8b\x08first", "second"}, ReadErr: context.Canceled}
+	large := testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Parts: []string{`{"id":"first`, strings.Repeat("x", 64), `"}`}, ReadErr: context.Canceled}
+	for _, tt := range []struct {
+		name      string
+		reply     testkit.Reply
+		stream    bool
+		hangUpOn  string
+		gone      bool
+		maxAnswer int
+	}{
+		{"gzip stream", gzipStream, true, "first", false, 0},
+		{"over the bound", large, false, "first", false, 16},
+		{"whole answer, client gone", testkit.JSON(200, `{"id":"x"}`), false, "", true, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {tt.reply}})
+			body := `{"model":"public","messages":[]}`
+			if tt.stream {
+				body = `{"model":"public","stream":true,"messages":[]}`
+			}
+			res, _ := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{b1}, providers: testProviders(),
+				hangUpOn: tt.hangUpOn, gone: tt.gone, maxAnswer: tt.maxAnswer}.serve(t, up)
+			if res.Status != record.StatusClientClosed || res.Cut || res.Err == nil {
+				t.Fatalf("status %d cut %v err %v, want a 499 not cut", res.Status, res.Cut, res.Err)
+			}
+		})
 	}
 }

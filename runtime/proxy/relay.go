@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -52,7 +53,7 @@ func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 		h["Content-Length"] = []string{strconv.Itoa(len(*a.head))}
 		x.W.WriteHeader(resp.StatusCode)
 		if _, err := x.W.Write(*a.head); err != nil {
-			res.Err = fmt.Errorf("client write: %w", err)
+			res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", err)
 		}
 		if a.usage.Reported {
 			res.Usage, res.UsageFrom = a.usage, meter.SourcePassthrough
@@ -74,16 +75,21 @@ func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 func (p *Proxy) relayUnheld(x *Exchange, a *attempt, res *record.Record) {
 	if read := a.takeRead(); len(read) > 0 {
 		if _, err := x.W.Write(read); err != nil {
-			res.Err = fmt.Errorf("client write: %w", err)
+			res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", err)
 			return
 		}
 	}
 	upErr, clientErr := copyBody(x.W, a.resp.Body, isEventStream(a.resp.Header))
 	switch {
+	case clientErr != nil:
+		res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", clientErr)
+	case x.Client.Context().Err() != nil:
+		// The client left and the upstream read was cancelled for it: the
+		// upstream did not break, and there is no one to cut.
+		res.Status = record.StatusClientClosed
+		res.Err = fmt.Errorf("client gone mid-body: %w", context.Cause(x.Client.Context()))
 	case upErr != nil:
 		res.Cut, res.Err = true, fmt.Errorf("upstream body from %q broke: %w", a.up.Name, upErr)
-	case clientErr != nil:
-		res.Err = fmt.Errorf("client write: %w", clientErr)
 	}
 }
 

@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"context"
-	"github.com/pistra/pistra/runtime/upstream"
 	"io"
 	"net/http"
 	"net/textproto"
 	"net/url"
 	"strings"
+
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 // Client headers forwarded upstream. Everything else the client sent stays
@@ -20,7 +22,8 @@ import (
 // them as the provider's static headers.
 //
 //   - Anthropic-Version, Anthropic-Beta: the Anthropic API version and opt-ins
-//     the body was written for
+//     the body was written for, to Anthropic-dialect channels only (an
+//     OpenAI-dialect upstream may refuse what it does not know)
 //   - User-Agent and X-Stainless-*: SDK identification and telemetry
 //   - Accept: what the client can read
 //
@@ -32,11 +35,17 @@ import (
 // Anthropic-Beta, so those pass as sent, and the provider's values only
 // fill in when the client sent none. A translated body is pistrad's own and
 // follows the provider's version instead (fitTranslatedHeaders).
-var forwardedHeaders = map[string]bool{
-	"Anthropic-Version": true,
-	"Anthropic-Beta":    true,
-	"User-Agent":        true,
-	"Accept":            true,
+//
+// The value is the dialect the header is meant for (plan.HeaderDialect),
+// "" for any, looked up once here rather than per request.
+var forwardedHeaders = dialectsOf("Anthropic-Version", "Anthropic-Beta", "User-Agent", "Accept")
+
+func dialectsOf(names ...string) map[string]plan.Dialect {
+	m := make(map[string]plan.Dialect, len(names))
+	for _, n := range names {
+		m[n] = plan.HeaderDialect(n)
+	}
+	return m
 }
 
 // bodyShapeHeaders are the forwarded headers that fix how the body reads.
@@ -59,7 +68,7 @@ var (
 func newRequest(ctx context.Context, x *Exchange, ch *upstream.Channel, u *url.URL, body []byte) *http.Request {
 	static := ch.StaticHeaders()
 	h := make(http.Header, 8+len(static))
-	copyClientHeaders(h, x.Client.Header)
+	copyClientHeaders(h, x.Client.Header, ch.Dialect())
 	if _, ok := h["User-Agent"]; !ok {
 		h["User-Agent"] = noUserAgent
 	}
@@ -89,15 +98,20 @@ func newRequest(ctx context.Context, x *Exchange, ch *upstream.Channel, u *url.U
 	return req.WithContext(ctx)
 }
 
-// copyClientHeaders copies the allow-listed client headers into h, minus any
-// the client's Connection header marks as hop-by-hop.
-func copyClientHeaders(h, client http.Header) {
+// copyClientHeaders copies the allow-listed client headers meant for an
+// upstream of dialect d into h, minus any the client's Connection header
+// marks as hop-by-hop.
+func copyClientHeaders(h, client http.Header, d plan.Dialect) {
 	var hop []string
 	if conn := client["Connection"]; len(conn) > 0 {
 		hop = connectionTokens(conn)
 	}
 	for k, vs := range client {
-		if !forwardedHeaders[k] && !strings.HasPrefix(k, stainlessPrefix) {
+		meant, ok := forwardedHeaders[k]
+		if !ok && !strings.HasPrefix(k, stainlessPrefix) {
+			continue
+		}
+		if meant != "" && meant != d {
 			continue
 		}
 		if hop != nil && containsFold(hop, k) {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -90,6 +91,9 @@ type call struct {
 	// has been written these bytes: an SDK closing the connection on
 	// reading an error event.
 	hangUpOn string
+	// gone, when set, is a client whose connection closed before the
+	// answer: every body write fails and its context is cancelled.
+	gone bool
 }
 
 // hangUp is a client that leaves once it has read what it waits for.
@@ -105,6 +109,19 @@ func (h *hangUp) Write(b []byte) (int, error) {
 		h.cancel()
 	}
 	return n, err
+}
+
+// goneClient is a client whose connection is closed.
+type goneClient struct {
+	*flushCounter
+	cancel context.CancelFunc
+}
+
+var errClientGone = errors.New("write: connection reset by peer")
+
+func (g *goneClient) Write([]byte) (int, error) {
+	g.cancel()
+	return 0, errClientGone
 }
 
 func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCounter) {
@@ -142,11 +159,14 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 	}
 	w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
 	var cw http.ResponseWriter = w
-	if c.hangUpOn != "" {
+	if c.hangUpOn != "" || c.gone {
 		ctx, cancel := context.WithCancel(client.Context())
 		defer cancel()
 		client = client.WithContext(ctx)
 		cw = &hangUp{flushCounter: w, on: c.hangUpOn, cancel: cancel}
+		if c.gone {
+			cw = &goneClient{flushCounter: w, cancel: cancel}
+		}
 	}
 	m := c.metrics
 	if m == nil {

@@ -78,8 +78,10 @@ func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt, res *record.Reco
 			res.UsageFrom = meter.SourcePassthrough
 		}
 		res.Err = fmt.Errorf("response from %q: %w", a.up.Name, err)
-		p.answer(x, res, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamInvalidResponse,
-			"provider %q answered with a response that could not be translated", a.up.Name))
+		e := dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamInvalidResponse,
+			"provider %q answered with a response that could not be translated", a.up.Name)
+		e.Transient = true // the next answer may well translate: it is the upstream's, not the request's
+		p.answer(x, res, e)
 		return
 	}
 	res.UsageFrom = meter.SourceTranslator

@@ -239,12 +239,19 @@ func TestTranslatedAnthropicClient(t *testing.T) {
 }
 
 // TestTranslatedMalformedAnswer: a 2xx the translator cannot read is the
-// gateway's 502, not a garbled success.
+// gateway's 502, not a garbled success: not JSON, a failed attempt; JSON
+// not of the answer's shape, served (its usage settles) but not relayed.
+// Either way the SDK is told a retry may get a better one.
 func TestTranslatedMalformedAnswer(t *testing.T) {
-	up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.JSON(200, `<html>proxy</html>`)}})
-	res, w := call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{toAnt}}.serve(t, up)
-	if w.Code != 502 || res.Code != dialect.CodeUpstreamInvalidResponse || res.Served != nil || res.Err == nil {
-		t.Fatalf("status %d result %+v: %s", w.Code, res, w.Body)
+	for body, served := range map[string]bool{`<html>proxy</html>`: false, `{"id":"msg_1","type":"message","content":"not a list"}`: true} {
+		up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {testkit.JSON(200, body)}})
+		res, w := call{route: plan.RouteChatCompletions, body: oaiClientBody, cands: []plan.Candidate{toAnt}}.serve(t, up)
+		if w.Code != 502 || res.Code != dialect.CodeUpstreamInvalidResponse || (res.Served != nil) != served || res.Err == nil {
+			t.Fatalf("%s: status %d result %+v: %s", body, w.Code, res, w.Body)
+		}
+		if got := w.Header().Get("X-Should-Retry"); got != "true" {
+			t.Errorf("%s: x-should-retry %q, want true", body, got)
+		}
 	}
 }
 

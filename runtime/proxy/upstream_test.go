@@ -11,6 +11,9 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 )
 
+// TestCopyClientHeaders: only the allow-listed client headers go upstream,
+// minus the hop-by-hop ones, and those meant for one dialect only to
+// channels of that dialect.
 func TestCopyClientHeaders(t *testing.T) {
 	client := http.Header{
 		"Authorization":       {"Bearer client-key"},
@@ -19,15 +22,49 @@ func TestCopyClientHeaders(t *testing.T) {
 		"X-Stainless-Hop":     {"1"},
 		"X-Stainless-Os":      {"linux"},
 		"Anthropic-Beta":      {"a,b"},
+		"Anthropic-Version":   {"2023-06-01"},
+		"Openai-Organization": {"org-client"},
+		"Openai-Project":      {"proj-client"},
 		"Proxy-Authorization": {"Basic x"},
 		"Te":                  {"trailers"},
 		"Cookie":              {"c=1"},
 	}
-	got := http.Header{}
-	copyClientHeaders(got, client)
-	want := http.Header{"X-Stainless-Os": {"linux"}, "Anthropic-Beta": {"a,b"}}
-	if len(got) != len(want) || got.Get("X-Stainless-Os") != "linux" || got.Get("Anthropic-Beta") != "a,b" {
-		t.Fatalf("forwarded %v, want %v", got, want)
+	for d, want := range map[plan.Dialect]http.Header{
+		plan.DialectAnthropic: {"X-Stainless-Os": {"linux"}, "Anthropic-Beta": {"a,b"}, "Anthropic-Version": {"2023-06-01"}},
+		plan.DialectOpenAI:    {"X-Stainless-Os": {"linux"}},
+	} {
+		got := http.Header{}
+		copyClientHeaders(got, client, d)
+		if len(got) != len(want) {
+			t.Fatalf("%s channel: forwarded %v, want %v", d, got, want)
+		}
+		for k := range want {
+			if got.Get(k) != want.Get(k) {
+				t.Errorf("%s channel: %s %q, want %q", d, k, got.Get(k), want.Get(k))
+			}
+		}
+	}
+	delete(client, "Connection") // its list is the one allocation a copy may make
+	h := make(http.Header, len(client))
+	if n := testing.AllocsPerRun(100, func() { clear(h); copyClientHeaders(h, client, plan.DialectOpenAI) }); n != 0 {
+		t.Errorf("%v allocations per copy, want none", n)
+	}
+}
+
+// TestClientDialectHeadersStayInTheirDialect: an OpenAI client's
+// Anthropic headers do not reach its OpenAI upstream; an Anthropic
+// client's reach its Anthropic one.
+func TestClientDialectHeadersStayInTheirDialect(t *testing.T) {
+	header := map[string]string{"Anthropic-Beta": "client-beta", "Anthropic-Version": "2023-06-01"}
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"oai.test": {testkit.JSON(200, oaiCompletion)},
+		"ant.test": {testkit.JSON(200, antMessage)}})
+	call{route: plan.RouteChatCompletions, body: oaiClientBody, header: header, cands: []plan.Candidate{oaiSame}}.serve(t, up)
+	call{route: plan.RouteMessages, body: antClientBody, header: header, cands: []plan.Candidate{antSame}}.serve(t, up)
+	if h := up.Calls("oai.test")[0].Header; h.Get("Anthropic-Beta") != "" || h.Get("Anthropic-Version") != "" {
+		t.Errorf("the OpenAI upstream was sent anthropic-beta %q, anthropic-version %q", h.Get("Anthropic-Beta"), h.Get("Anthropic-Version"))
+	}
+	if h := up.Calls("ant.test")[0].Header; h.Get("Anthropic-Beta") != "client-beta" || h.Get("Anthropic-Version") != "2023-06-01" {
+		t.Errorf("the Anthropic upstream was sent anthropic-beta %q, anthropic-version %q", h.Get("Anthropic-Beta"), h.Get("Anthropic-Version"))
 	}
 }
 

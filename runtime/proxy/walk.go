@@ -19,9 +19,10 @@ type walk struct {
 	// retry-after, or a passed-over candidate's time until admission.
 	wait time.Duration
 	// sent counts the candidates sent; refusedRetry those among them whose
-	// upstream said x-should-retry: false on its last try, and limited
-	// those whose last try was a 429.
-	sent, refusedRetry, limited int
+	// upstream said x-should-retry: false on its last try, unstated those
+	// that failed without saying how long to wait (a retry may succeed at
+	// once), and limited those whose last try was a 429.
+	sent, refusedRetry, unstated, limited int
 	// status is what the last candidate sent answered, 0 when nothing.
 	status int
 }
@@ -61,8 +62,11 @@ func (x *Exchange) failed(c *plan.Candidate, a *attempt, retries int, wait time.
 		x.walk.shorterWait(wait)
 	}
 	x.walk.sent++
-	if a.upstreamSaysNoRetry() {
+	switch {
+	case a.upstreamSaysNoRetry():
 		x.walk.refusedRetry++
+	case wait == 0:
+		x.walk.unstated++
 	}
 	if a.class == class429 {
 		x.walk.limited++
@@ -87,8 +91,9 @@ func (a *attempt) failureName() string {
 // last one's last try: named for that failure, with the status the last
 // upstream answered when it did (a client branching on 503 or 529 still
 // can), every candidate in the message and in error.pistra.attempts,
-// retry-after the shortest wait that could help and x-should-retry true
-// unless every upstream that answered said a retry cannot help.
+// retry-after the shortest wait that could help (none when a candidate
+// that may serve a retry at once said no wait) and x-should-retry true
+// unless every candidate sent said a retry cannot help.
 func (x *Exchange) exhausted(last *attempt) *dialect.Error {
 	e := &dialect.Error{Status: http.StatusBadGateway, Code: dialect.CodeUpstreamError}
 	if x.walk.status != 0 {
@@ -105,6 +110,11 @@ func (x *Exchange) exhausted(last *attempt) *dialect.Error {
 		e.Code = dialect.CodeUpstreamUnreachable
 	}
 	e.Attempts, e.RetryAfter = x.walk.steps, x.walk.wait
+	if x.walk.unstated > 0 {
+		// Another candidate's long wait must not tell the SDK to give up,
+		// or to wait, when this one may serve the retry now.
+		e.RetryAfter = 0
+	}
 	e.Final = x.walk.refusedRetry == x.walk.sent
 	e.Transient = !e.Final
 	e.Message = fmt.Sprintf("no candidate could serve %q: %s", x.Body.Requested(), describeWalk(x.walk.steps))

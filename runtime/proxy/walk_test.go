@@ -16,8 +16,10 @@ import (
 // TestEveryCandidateFailed: when no candidate serves, the answer names each
 // one in order (status, failure class, retries, the wait it asked for) in
 // the message and in error.pistra.attempts, and its retry headers say what
-// would help: retry-after the shortest wait any upstream asked for, and
-// x-should-retry false only when every upstream said retrying cannot help.
+// would help: retry-after the shortest wait any upstream asked for (none
+// when one failed without asking for any, since it may serve a retry at
+// once), and x-should-retry false only when every upstream said retrying
+// cannot help.
 func TestEveryCandidateFailed(t *testing.T) {
 	a := plan.Candidate{Provider: 0, Model: "a-model", Primary: true, Origin: "native"}
 	b := plan.Candidate{Provider: 1, Model: "b-model", Origin: "native"}
@@ -33,7 +35,8 @@ func TestEveryCandidateFailed(t *testing.T) {
 	}{
 		{"5xx then connect", []testkit.Reply{testkit.JSON(503, `{}`), testkit.JSON(503, `{}`, "Retry-After-Ms", "20")},
 			[]testkit.Reply{{Err: errors.New("dial tcp: connection refused")}},
-			502, dialect.CodeUpstreamUnreachable, "1", "true",
+			502, dialect.CodeUpstreamUnreachable, "", "true", // b may serve a retry at once: no wait
+
 			`[{"provider":"a","channel":"","model":"a-model","status":503,"failure":"5xx","retries":1,"retry_after_ms":20},` +
 				`{"provider":"b","channel":"","model":"b-model","failure":"connect","retries":0}]`, 2, 1},
 		{"both say a retry cannot help", []testkit.Reply{testkit.JSON(500, `{}`, "X-Should-Retry", "false")},
@@ -41,6 +44,11 @@ func TestEveryCandidateFailed(t *testing.T) {
 			502, dialect.CodeUpstreamError, "", "false", // the last upstream's status
 			`[{"provider":"a","channel":"","model":"a-model","status":500,"failure":"5xx","retries":0},` +
 				`{"provider":"b","channel":"","model":"b-model","status":502,"failure":"5xx","retries":0}]`, 1, 1},
+		{"a 5xx with no wait, a 429 with a long one", []testkit.Reply{testkit.JSON(503, `{}`)},
+			[]testkit.Reply{testkit.JSON(429, `{}`, "Retry-After", "120")},
+			429, dialect.CodeUpstreamError, "", "true", // a's 503 may pass on a retry now: b's two minutes must not stop the SDK
+			`[{"provider":"a","channel":"","model":"a-model","status":503,"failure":"5xx","retries":1},` +
+				`{"provider":"b","channel":"","model":"b-model","status":429,"failure":"429","retries":0,"retry_after_ms":120000}]`, 2, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

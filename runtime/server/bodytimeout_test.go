@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -18,14 +19,7 @@ import (
 // assertion is on what comes back, not on how long it took.
 func TestStalledBodyTimesOut(t *testing.T) {
 	s := startWithBodyTimeout(t, okUpstream())
-	c, err := net.Dial("tcp", s.PublicAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-default\r\n"+
-		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
+	c := sendPartOfABody(t, s, `{"model":`)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -62,4 +56,60 @@ func startWithBodyTimeout(t *testing.T, up http.RoundTripper) *Server {
 	o := testOptions(testGraph(), up)
 	o.BodyReadTimeout = 100 * time.Millisecond
 	return startOnLoopback(t, o)
+}
+
+// TestClientLeavingMidBody: a client that closes its connection halfway
+// through its body is recorded as a 499, not refused 400 invalid_json,
+// and is sent nothing.
+func TestClientLeavingMidBody(t *testing.T) {
+	lines := make(logLines, 16)
+	o := testOptions(testGraph(), okUpstream())
+	o.Logger = slog.New(slog.NewJSONHandler(lines, nil))
+	c := sendPartOfABody(t, startOnLoopback(t, o), `{"model":"gpt",`)
+	c.(*net.TCPConn).CloseWrite() // the body ends short of its length: the client left
+	if got, _ := io.ReadAll(c); len(got) != 0 {
+		t.Errorf("the client that left was sent %q", got)
+	}
+	for {
+		select {
+		case l := <-lines:
+			if !strings.Contains(l, `"msg":"request"`) {
+				continue
+			}
+			if !strings.Contains(l, `"status":499`) || strings.Contains(l, "invalid_json") {
+				t.Fatalf("recorded %s", l)
+			}
+			return
+		case <-time.After(10 * time.Second):
+			t.Fatal("no request logged")
+		}
+	}
+}
+
+// sendPartOfABody opens a connection to s and sends a chat request that
+// declares a 100-byte body, of which only part; the connection is closed
+// when the test ends.
+func sendPartOfABody(t *testing.T, s *Server, part string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", s.PublicAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-default\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"+part)
+	return c
+}
+
+// logLines receives each log line a JSON handler writes, dropping those
+// that find it full rather than holding the server up.
+type logLines chan string
+
+func (l logLines) Write(b []byte) (int, error) {
+	select {
+	case l <- string(b):
+	default:
+	}
+	return len(b), nil
 }

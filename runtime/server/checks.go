@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -149,10 +150,28 @@ func readBody(r *http.Request, limit int64, buf *[]byte) *dialect.Error {
 			return dialect.Errorf(http.StatusRequestTimeout, dialect.CodeRequestTimeout,
 				"the request body did not arrive in time (%d bytes read)", len(b))
 		}
+		if err != nil && clientLeft(r, err) {
+			return errClientLeft
+		}
 		if err != nil {
 			return dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "reading the request body: %v", err)
 		}
 	}
+}
+
+// errClientLeft is what readBody returns when the client went away before
+// its body was in: recorded as a 499, answered to no one (refuse writes
+// nothing for it).
+var errClientLeft = &dialect.Error{Status: record.StatusClientClosed, Message: "the client left while sending the request body"}
+
+// clientLeft reports whether a body read failed because the client went
+// away: the connection closed short of the declared length or mid-chunk
+// (an unexpected EOF), or failed under the read (a reset), or the
+// request's context ended. A malformed body (a bad chunk header, say) is
+// the client's error, answered 400.
+func clientLeft(r *http.Request, err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) || r.Context().Err() != nil
 }
 
 func truncate(s string, n int) string {

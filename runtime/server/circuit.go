@@ -31,11 +31,24 @@ func (circuitGate) Admit(r *admission.Request, c *plan.Candidate) (admission.Tic
 	if b == nil {
 		return admission.NothingHeld, nil
 	}
-	if ok, wait := b.Allow(time.Now()); !ok {
+	probe, ok, wait := b.Allow(time.Now())
+	if !ok {
 		return nil, circuitRefusal(r.Snapshot, c, wait)
 	}
-	return admission.NothingHeld, nil
+	if !probe.Taken() {
+		return admission.NothingHeld, nil
+	}
+	return probeTicket{probe}, nil
 }
+
+// probeTicket holds a half-open probe for the request. Whatever closes it,
+// the probe is given back unless the attempts recorded a verdict: a
+// request a later gate held back, or whose client left before it was sent,
+// must not use the provider's one chance to come back.
+type probeTicket struct{ circuit.Probe }
+
+func (t probeTicket) Release()                  { t.Return() }
+func (t probeTicket) Settle(*admission.Outcome) { t.Return() }
 
 // circuitOpen is what the gate would say of c now, without taking a
 // half-open probe: what preflight shows. Nil when c would be admitted.

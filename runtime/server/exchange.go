@@ -78,6 +78,10 @@ func writerFor(d plan.Dialect) dialect.Writer {
 // answer does.
 func (s *Server) refuse(x *exchange, e *dialect.Error) {
 	x.rec.Refused(e)
+	if e == errClientLeft {
+		x.rec.Err = e // no one to answer
+		return
+	}
 	x.rec.SetOriginHeader(x.w.Header())
 	x.dialect.WriteError(&x.w, x.rec.ID, e)
 }

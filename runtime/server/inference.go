@@ -24,11 +24,12 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Ro
 		s.forward(x, route)
 	}
 	s.finish(x)
-	cut := x.rec.Cut
+	cut, left := x.rec.Cut, x.rec.Err == errClientLeft
 	s.release(x)
-	if cut {
+	if cut || left {
 		// The upstream broke mid-body after the status went out: cutting
-		// the connection is the only way left to tell the client.
+		// the connection is the only way left to tell the client. A client
+		// that left mid-body is cut too, or Go's server would answer it 200.
 		panic(http.ErrAbortHandler)
 	}
 }

@@ -127,7 +127,9 @@ func New(o Options) (*Server, error) {
 		s.budgets.SetDegradedShare(o.DegradedShare)
 	}
 	s.circuits = circuit.NewSet(s.logCircuit)
-	// An open circuit is checked before a budget is held for the candidate.
+	// An open circuit is checked before a budget is held for the candidate; a
+	// half-open probe taken for a candidate the budget then refuses is given
+	// back (probeTicket).
 	gate := admission.Gates{circuitGate{}, s.budgets}
 	if o.Suspensions != nil {
 		gate = admission.Gates{suspensionGate{o.Suspensions}, circuitGate{}, s.budgets}

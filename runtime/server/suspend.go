@@ -37,9 +37,12 @@ func (g suspensionGate) Admit(r *admission.Request, c *plan.Candidate) (admissio
 	if !ok {
 		return admission.NothingHeld, nil
 	}
-	return nil, &admission.Refusal{Reason: ReasonProviderSuspended, Final: c.Primary,
-		Error: dialect.Errorf(http.StatusServiceUnavailable, dialect.CodeProviderSuspended,
-			"provider %q is suspended: %s", name, cmp.Or(s.Reason, "no reason given"))}
+	e := dialect.Errorf(http.StatusServiceUnavailable, dialect.CodeProviderSuspended,
+		"provider %q is suspended: %s", name, cmp.Or(s.Reason, "no reason given"))
+	// x-should-retry: false: a suspension stands until an operator lifts
+	// it, and an SDK's retries within seconds would only be refused again.
+	e.Final = true
+	return nil, &admission.Refusal{Reason: ReasonProviderSuspended, Final: c.Primary, Error: e}
 }
 
 // keySuspended refuses a suspended key.

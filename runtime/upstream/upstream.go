@@ -59,6 +59,9 @@ type Upstream struct {
 // Channel is one of a provider's channels resolved for serving: what an
 // upstream request on it carries besides the client's body.
 type Channel struct {
+	// dialect is the channel's: the client headers meant for the other
+	// one stay behind.
+	dialect plan.Dialect
 	// authKey/authValue present the channel's credential; authKey is ""
 	// when it takes none. authValue is a secret: never log it.
 	authKey   string
@@ -188,6 +191,7 @@ func (c *credentials) lookup(name, channel string) (string, bool) {
 // headers of its dialect, its URLs.
 func (ch *Channel) resolve(p *plan.Provider, ci int, creds *credentials) error {
 	pc := &p.Channels[ci]
+	ch.dialect = pc.Dialect
 	if name := p.ChannelCredentialEnv(ci); name != "" {
 		// A channel that names its own variable is named in the error;
 		// one that inherits the provider's is the provider's concern.
@@ -353,6 +357,9 @@ func (u *Upstream) ModelHeader(name string) []string {
 // StreamUsage is the provider's stream_usage: whether its OpenAI-dialect
 // streams may be asked for usage on the client's behalf.
 func (u *Upstream) StreamUsage() bool { return u.streamUsage }
+
+// Dialect is the dialect the channel speaks.
+func (ch *Channel) Dialect() plan.Dialect { return ch.dialect }
 
 // StaticHeaders are the headers the channel sets on every request, with
 // canonical names. The caller must not modify them.
