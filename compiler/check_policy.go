@@ -8,6 +8,7 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -16,15 +17,17 @@ var (
 	// ruleCode is what a rule's code must look like: it is a skip reason,
 	// a metrics label and part of an error clients read.
 	ruleCode = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	// builtinReasons are the skip reasons the compiler itself gives; a rule
-	// reusing one would make the counters ambiguous.
-	builtinReasons = []string{"model_denied", "fidelity_loss", "pool_subset_missing", "not_served", "route_unserved"}
+	// builtinReasons are the skip reasons the compiler and the gateway give
+	// themselves; a rule reusing one would make the counters ambiguous.
+	builtinReasons = []string{"model_denied", "fidelity_loss", "pool_subset_missing", "not_served", "route_unserved",
+		"circuit_open", "provider_suspended", "budget_exceeded", "budget_error", "unsupported_candidate"}
 )
 
 // checkPolicy checks profiles, keys, budgets and access rules.
 func (c *compiler) checkPolicy() {
 	c.checkNames()
 	c.checkRules(path("access_rules"), c.src.AccessRules)
+	c.checkRuleCodes(path("access_rules"), c.src.AccessRules, nil)
 	for _, name := range sortedKeys(c.src.Profiles) {
 		c.checkProfile(name, c.src.Profiles[name])
 	}
@@ -58,6 +61,7 @@ func (c *compiler) checkProfile(name string, p srcProfile) {
 	}
 	duplicates(c, at("budgets"), "", p.Budgets, func(s string) string { return s }, "budget")
 	c.checkRules(at("access_rules"), p.AccessRules)
+	c.checkRuleCodes(at("access_rules"), p.AccessRules, c.src.AccessRules)
 }
 
 // subsetNames lists every subset any pool declares.
@@ -87,7 +91,29 @@ func (c *compiler) checkRules(at cue.Path, rules []srcRule) {
 			c.errorf(code, "code %q must be lower snake_case (it is a metrics label and a client-facing error code)", r.Code)
 		case slices.Contains(builtinReasons, r.Code):
 			c.errorf(code, "code %q is one pistra gives itself; choose another (reserved: %s)", r.Code, listOf(builtinReasons))
+		case slices.Contains(dialect.Codes, dialect.Code(r.Code)):
+			c.errorf(code, "code %q is one of pistra's own error codes; choose another, so a client can tell the rule's refusal from the gateway's", r.Code)
 		}
+	}
+}
+
+// checkRuleCodes refuses a code two of the rules a profile is held to share
+// (the deployment-wide ones, inherited, and its own): a refusal names its
+// rule, and carries its message, by the code the skip holds.
+func (c *compiler) checkRuleCodes(at cue.Path, own, inherited []srcRule) {
+	seen := map[string]string{}
+	for _, r := range inherited {
+		if _, dup := seen[r.Code]; !dup {
+			seen[r.Code] = r.Name
+		}
+	}
+	for i, r := range own {
+		if other, dup := seen[r.Code]; dup && r.Code != "" {
+			c.errorf(cue.MakePath(append(index(at, i).Selectors(), cue.Str("code"))...),
+				"code %q is already rule %q's; give each rule its own code (a refusal names its rule, and carries its message, by the code)", r.Code, other)
+			continue
+		}
+		seen[r.Code] = r.Name
 	}
 }
 

@@ -177,9 +177,22 @@ func (b *Breaker) Success(now time.Time) {
 	if b.fails.Load() != 0 {
 		b.fails.Store(0)
 	}
-	w := b.word.Load()
-	if stateOf(w) == HalfOpen && b.word.CompareAndSwap(w, pack(Closed, 0, now)) {
-		b.changed(HalfOpen, Closed)
+	b.leave(HalfOpen, Closed, now)
+}
+
+// leave moves the breaker from state from to to, retrying while other
+// probes change the word under it (taken or given back), so a verdict is
+// never lost to a concurrent probe; it reports whether it moved.
+func (b *Breaker) leave(from, to State, now time.Time) bool {
+	for {
+		w := b.word.Load()
+		if stateOf(w) != from {
+			return false
+		}
+		if b.word.CompareAndSwap(w, pack(to, 0, now)) {
+			b.changed(from, to)
+			return true
+		}
 	}
 }
 
@@ -188,16 +201,11 @@ func (b *Breaker) Success(now time.Time) {
 // failure while open (an attempt sent before it opened) changes nothing.
 func (b *Breaker) Failure(now time.Time) {
 	n := b.fails.Add(1)
-	w := b.word.Load()
-	switch stateOf(w) {
-	case Closed:
-		if n >= b.cfg.Load().Failures && b.word.CompareAndSwap(w, pack(Open, 0, now)) {
-			b.changed(Closed, Open)
-		}
-	case HalfOpen:
-		if b.word.CompareAndSwap(w, pack(Open, 0, now)) {
-			b.changed(HalfOpen, Open)
-		}
+	if b.leave(HalfOpen, Open, now) {
+		return
+	}
+	if n >= b.cfg.Load().Failures {
+		b.leave(Closed, Open, now)
 	}
 }
 

@@ -83,10 +83,11 @@ func (p *Proxy) relayUnheld(x *Exchange, a *attempt, res *record.Record) {
 	switch {
 	case clientErr != nil:
 		res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", clientErr)
-	case x.Client.Context().Err() != nil:
+	case upErr != nil && x.Client.Context().Err() != nil:
 		// The client left and the upstream read was cancelled for it: the
-		// upstream did not break, and there is no one to cut.
-		res.Status = record.StatusClientClosed
+		// upstream did not break. Cut all the same, so a client that only
+		// half-closed does not take the short body for a whole one.
+		res.Status, res.Cut = record.StatusClientClosed, true
 		res.Err = fmt.Errorf("client gone mid-body: %w", context.Cause(x.Client.Context()))
 	case upErr != nil:
 		res.Cut, res.Err = true, fmt.Errorf("upstream body from %q broke: %w", a.up.Name, upErr)

@@ -229,10 +229,11 @@ func (p *Proxy) relayStream(x *Exchange, a *attempt, res *record.Record) {
 		// it (SDKs do) left after the answer, not before it.
 		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, st.meter.UpstreamError())
 		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
-	case x.Client.Context().Err() != nil:
-		// The client left: the upstream read was cancelled for it, and
-		// there is no one to tell.
-		res.Status = record.StatusClientClosed
+	case x.Client.Context().Err() != nil && (upErr != nil || !st.meter.Ended()):
+		// The client left and the upstream read was cancelled for it. The
+		// connection is cut all the same: a client that only half-closed
+		// may still be reading, and must not see a clean end.
+		res.Status, res.Cut = record.StatusClientClosed, true
 		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
 	case upErr != nil || !st.meter.Ended():
 		why := "ended without its terminal event"

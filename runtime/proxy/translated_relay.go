@@ -113,8 +113,9 @@ func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt, res *record.Recor
 		// hangs up on reading it left after the answer (see relayStream).
 		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, s.UpstreamError())
 		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
-	case x.Client.Context().Err() != nil:
-		res.Status = record.StatusClientClosed
+	case x.Client.Context().Err() != nil && (upErr != nil || xlatErr != nil):
+		// Cut as in relayStream: a half-closed client must not see a clean end.
+		res.Status, res.Cut = record.StatusClientClosed, true
 		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
 	case xlatErr != nil:
 		res.Cut = true

@@ -183,9 +183,10 @@ func (r *Record) Attrs(attrs []slog.Attr, d time.Duration) []slog.Attr {
 }
 
 // Level is the log level of the request line: a warning when the client
-// got a broken answer.
+// got a broken answer, not when it left first (its connection is cut only
+// in case it is still half reading).
 func (r *Record) Level() slog.Level {
-	if r.Err != nil && r.Cut {
+	if r.Err != nil && r.Cut && r.Status != StatusClientClosed {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo

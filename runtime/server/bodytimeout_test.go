@@ -19,7 +19,7 @@ import (
 // assertion is on what comes back, not on how long it took.
 func TestStalledBodyTimesOut(t *testing.T) {
 	s := startWithBodyTimeout(t, okUpstream())
-	c := sendPartOfABody(t, s, `{"model":`)
+	c := sendPartOfABody(t, s, "/v1/chat/completions", `{"model":`)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -62,34 +62,38 @@ func startWithBodyTimeout(t *testing.T, up http.RoundTripper) *Server {
 // through its body is recorded as a 499, not refused 400 invalid_json,
 // and is sent nothing.
 func TestClientLeavingMidBody(t *testing.T) {
-	lines := make(logLines, 16)
-	o := testOptions(testGraph(), okUpstream())
-	o.Logger = slog.New(slog.NewJSONHandler(lines, nil))
-	c := sendPartOfABody(t, startOnLoopback(t, o), `{"model":"gpt",`)
-	c.(*net.TCPConn).CloseWrite() // the body ends short of its length: the client left
-	if got, _ := io.ReadAll(c); len(got) != 0 {
-		t.Errorf("the client that left was sent %q", got)
-	}
-	for {
-		select {
-		case l := <-lines:
-			if !strings.Contains(l, `"msg":"request"`) {
-				continue
+	for _, path := range []string{"/v1/chat/completions", "/v1/preflight"} {
+		t.Run(path, func(t *testing.T) {
+			lines := make(logLines, 16)
+			o := testOptions(testGraph(), okUpstream())
+			o.Logger = slog.New(slog.NewJSONHandler(lines, nil))
+			c := sendPartOfABody(t, startOnLoopback(t, o), path, `{"model":"gpt",`)
+			c.(*net.TCPConn).CloseWrite() // the body ends short of its length: the client left
+			if got, _ := io.ReadAll(c); len(got) != 0 {
+				t.Errorf("the client that left was sent %q", got)
 			}
-			if !strings.Contains(l, `"status":499`) || strings.Contains(l, "invalid_json") {
-				t.Fatalf("recorded %s", l)
+			for {
+				select {
+				case l := <-lines:
+					if !strings.Contains(l, `"msg":"request"`) {
+						continue
+					}
+					if !strings.Contains(l, `"status":499`) || strings.Contains(l, "invalid_json") {
+						t.Fatalf("recorded %s", l)
+					}
+					return
+				case <-time.After(10 * time.Second):
+					t.Fatal("no request logged")
+				}
 			}
-			return
-		case <-time.After(10 * time.Second):
-			t.Fatal("no request logged")
-		}
+		})
 	}
 }
 
 // sendPartOfABody opens a connection to s and sends a chat request that
-// declares a 100-byte body, of which only part; the connection is closed
+// declares a 100-byte body to path, of which only part; the connection is closed
 // when the test ends.
-func sendPartOfABody(t *testing.T, s *Server, part string) net.Conn {
+func sendPartOfABody(t *testing.T, s *Server, path, part string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", s.PublicAddr())
 	if err != nil {
@@ -97,7 +101,7 @@ func sendPartOfABody(t *testing.T, s *Server, part string) net.Conn {
 	}
 	t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(30 * time.Second))
-	io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-default\r\n"+
+	io.WriteString(c, "POST "+path+" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k-default\r\n"+
 		"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"+part)
 	return c
 }

@@ -23,13 +23,18 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Ro
 	} else {
 		s.forward(x, route)
 	}
+	s.end(x)
+}
+
+// end records x and gives it back, then cuts the connection when the
+// record says so: an upstream that broke mid-body after the status went out
+// (cutting is the only way left to tell the client), or a client that left
+// mid-body (or Go's server would answer it an empty 200).
+func (s *Server) end(x *exchange) {
 	s.finish(x)
 	cut, left := x.rec.Cut, x.rec.Err == errClientLeft
 	s.release(x)
 	if cut || left {
-		// The upstream broke mid-body after the status went out: cutting
-		// the connection is the only way left to tell the client. A client
-		// that left mid-body is cut too, or Go's server would answer it 200.
 		panic(http.ErrAbortHandler)
 	}
 }

@@ -110,8 +110,7 @@ func (s *Server) runPreflight(x *exchange, route plan.Route, e *dialect.Error, a
 	if e != nil {
 		s.refuse(x, e)
 	}
-	s.finish(x)
-	s.release(x)
+	s.end(x)
 }
 
 // preflightRoute reads ?route=. On error the route returned is the caller's
