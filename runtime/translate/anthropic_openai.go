@@ -13,10 +13,6 @@ type anthropicOpenAI struct{}
 
 var _ Pair = anthropicOpenAI{}
 
-// anthropicHeaders are the client headers of the Anthropic dialect, which
-// an OpenAI upstream does not read.
-var anthropicHeaders = [...]string{headerAnthropicVersion, "Anthropic-Beta"}
-
 // Options: the stream asks for usage unless the provider's stream_usage
 // is off.
 func (anthropicOpenAI) Options(t Target, _ http.Header) Options {
@@ -27,14 +23,10 @@ func (anthropicOpenAI) Request(dst, body []byte, o Options) ([]byte, bool, error
 	return AnthropicToOpenAIRequest(dst, body, o)
 }
 
-// FitHeaders drops the client's Anthropic headers. A static one is never
-// among them: the channel is OpenAI's, and upstream.Resolve keeps each
-// dialect's static headers to its own channels.
-func (anthropicOpenAI) FitHeaders(h http.Header, _ Options) {
-	for _, k := range anthropicHeaders {
-		delete(h, k)
-	}
-}
+// FitHeaders has nothing to fit: the request is built for an OpenAI
+// channel, to which the proxy forwards none of the client's Anthropic
+// headers and upstream.Resolve none of the static ones.
+func (anthropicOpenAI) FitHeaders(http.Header, Options) {}
 
 func (anthropicOpenAI) Response(body []byte, model string) ([]byte, meter.Usage, error) {
 	return OpenAIToAnthropicResponse(body, model)
