@@ -135,11 +135,7 @@ func (p *Proxy) Serve(x *Exchange) {
 			}
 			last.discard()
 		}
-		var next upstream.Classes // what would move the request past c
-		if x.failoverAfter(ci, c.Provider) {
-			next = moveOn
-		}
-		last = p.tryCandidate(x, c, up, res, next)
+		last = p.tryCandidate(x, ci, up, res, moveOn)
 		res.Tried, res.Origin = c, c.Origin
 		if last.class == classNone {
 			p.relay(x, last, res)
@@ -278,10 +274,12 @@ func primaryProvider(x *Exchange) int {
 // policy allows, and returns the last attempt.
 //
 // When the upstream asks for a longer wait than MaxRetryWait and the
-// failure would move the request to another provider (next), waiting the
-// cap is waiting for an answer the upstream said would not come: the loop
-// moves on at once instead, and counts why.
-func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstream, res *record.Record, next upstream.Classes) *attempt {
+// failure would move the request (moveOn) to another provider later in the
+// order, waiting the cap is waiting for an answer the upstream said would
+// not come: the loop moves on at once instead, and counts why. ci is c's
+// index in x.Candidates.
+func (p *Proxy) tryCandidate(x *Exchange, ci int, up *upstream.Upstream, res *record.Record, moveOn upstream.Classes) *attempt {
+	c := &x.Candidates[ci]
 	var asked time.Duration // the shortest retry-after the upstream asked for
 	for try := 0; ; try++ {
 		a := p.send(x, c, up)
@@ -298,7 +296,7 @@ func (p *Proxy) tryCandidate(x *Exchange, c *plan.Candidate, up *upstream.Upstre
 			x.failed(c, a, try, asked)
 			return a
 		}
-		if next.Has(a.class.failure()) && ra > p.MaxRetryWait {
+		if ra > p.MaxRetryWait && moveOn.Has(a.class.failure()) && x.failoverAfter(ci, c.Provider) {
 			p.Metrics.RetrySkipped(up.Name, metrics.RetryAfterOverCap)
 			x.failed(c, a, try, asked)
 			return a
