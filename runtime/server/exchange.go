@@ -79,7 +79,8 @@ func writerFor(d plan.Dialect) dialect.Writer {
 func (s *Server) refuse(x *exchange, e *dialect.Error) {
 	x.rec.Refused(e)
 	if e == errClientLeft {
-		x.rec.Err = e // no one to answer
+		// No one to answer: cut, or Go's server would answer an empty 200.
+		x.rec.Err, x.rec.Cut = e, true
 		return
 	}
 	x.rec.SetOriginHeader(x.w.Header())

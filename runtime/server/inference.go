@@ -27,14 +27,13 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Ro
 }
 
 // end records x and gives it back, then cuts the connection when the
-// record says so: an upstream that broke mid-body after the status went out
-// (cutting is the only way left to tell the client), or a client that left
-// mid-body (or Go's server would answer it an empty 200).
+// record says so (an upstream that broke after the status went out, a
+// client that left first).
 func (s *Server) end(x *exchange) {
 	s.finish(x)
-	cut, left := x.rec.Cut, x.rec.Err == errClientLeft
+	cut := x.rec.Cut
 	s.release(x)
-	if cut || left {
+	if cut {
 		panic(http.ErrAbortHandler)
 	}
 }
