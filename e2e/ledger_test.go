@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/server"
+	"github.com/pistra/pistra/runtime/suspend"
 )
 
 // startWithLedger serves policyTemplate with budgets and suspensions kept
@@ -148,7 +150,7 @@ func TestSuspensions(t *testing.T) {
 		t.Errorf("preflight with the failover candidate suspended: %d %+v", code, pre)
 	}
 
-	var list struct{ Suspensions []ledger.Suspension }
+	var list struct{ Suspensions []suspend.Suspension }
 	if e.adminJSON("GET", "/admin/v1/suspensions", "", &list); len(list.Suspensions) != 2 {
 		t.Fatalf("suspensions %+v", list.Suspensions)
 	}
@@ -161,7 +163,7 @@ func TestSuspensions(t *testing.T) {
 	_, err = oc(e2, keyLimited).Chat.Completions.New(ctx, chatParams("gpt-4o-mini"))
 	wantOpenAIError(t, err, 403, "key_suspended")
 	var st struct {
-		Ledger *ledger.Status
+		Ledger *admin.LedgerStatus
 	}
 	if e2.adminJSON("GET", "/admin/v1/status", "", &st); st.Ledger == nil || st.Ledger.Leader == "" || !st.Ledger.Ready {
 		t.Errorf("status ledger %+v", st.Ledger)

@@ -10,6 +10,15 @@ import (
 
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/ledger/cluster"
+	"github.com/pistra/pistra/runtime/server"
+)
+
+// The raft ledger is what the server asks of a durable ledger (budget
+// spend and suspensions are held to it in its own package): this is the
+// one place it is wired in.
+var (
+	_ server.LedgerHealth = (*ledger.Node)(nil)
+	_ server.Members      = (*ledger.Node)(nil)
 )
 
 // clusterSecretEnv names the variable holding the secret nodes present to

@@ -16,7 +16,7 @@ import (
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/catalog"
 	"github.com/pistra/pistra/runtime/circuit"
-	"github.com/pistra/pistra/runtime/ledger"
+	"github.com/pistra/pistra/runtime/suspend"
 )
 
 // Controller is what the admin API drives: the snapshot holder.
@@ -39,9 +39,9 @@ type Controller interface {
 	Budgets() []budget.BucketReport
 	// Suspend, Unsuspend and ListSuspensions manage suspensions; a kind or
 	// name the policy does not declare is an error wrapping ErrBadRequest.
-	Suspend(ctx context.Context, s ledger.Suspension) error
-	Unsuspend(ctx context.Context, kind ledger.Kind, name string) error
-	ListSuspensions() ([]ledger.Suspension, error)
+	Suspend(ctx context.Context, s suspend.Suspension) error
+	Unsuspend(ctx context.Context, kind suspend.Kind, name string) error
+	ListSuspensions() ([]suspend.Suspension, error)
 	// JoinNode and RemoveNode change the ledger cluster's membership.
 	JoinNode(ctx context.Context, id, addr string) error
 	RemoveNode(ctx context.Context, id string) error
@@ -84,12 +84,33 @@ type Status struct {
 	// Ledger is the durable ledger's state (raft role, leader, peers);
 	// absent when budgets are kept in this process's memory. An empty
 	// leader means the ledger is degraded.
-	Ledger *ledger.Status `json:"ledger,omitempty"`
+	Ledger *LedgerStatus `json:"ledger,omitempty"`
 	// Circuits is the state of every provider's circuit breaker, for the
 	// providers whose policy names one.
 	Circuits []circuit.Status `json:"circuits,omitempty"`
 	// Bundle identifies the build that serves.
 	Bundle BundleStatus `json:"bundle"`
+}
+
+// LedgerStatus is one node's view of the durable ledger; the ledger
+// fills it in.
+type LedgerStatus struct {
+	ID    string `json:"id"`
+	State string `json:"state"` // Leader, Follower, Candidate or Shutdown
+	// Leader is the leader's ID; empty when none is known, and then the
+	// node is degraded: it serves its last known totals and keeps its
+	// spend unflushed.
+	Leader       string         `json:"leader,omitempty"`
+	Ready        bool           `json:"ready"`
+	AppliedIndex uint64         `json:"applied_index"`
+	Servers      []LedgerMember `json:"servers,omitempty"`
+}
+
+// LedgerMember is one member of the ledger cluster's configuration.
+type LedgerMember struct {
+	ID    string `json:"id"`
+	Addr  string `json:"addr"`
+	Voter bool   `json:"voter"`
 }
 
 // BundleStatus is how an operator proves that the routing serving is the
@@ -206,7 +227,7 @@ func (a *api) budgets(w http.ResponseWriter, _ *http.Request) {
 }
 
 type suspensionsBody struct {
-	Suspensions []ledger.Suspension `json:"suspensions"`
+	Suspensions []suspend.Suspension `json:"suspensions"`
 }
 
 func (a *api) listSuspensions(w http.ResponseWriter, _ *http.Request) {
@@ -216,14 +237,14 @@ func (a *api) listSuspensions(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	if list == nil {
-		list = []ledger.Suspension{}
+		list = []suspend.Suspension{}
 	}
 	writeJSON(w, http.StatusOK, suspensionsBody{Suspensions: list})
 }
 
 // suspend takes {"kind": "key"|"provider"|"rule", "name": ..., "reason": ...}.
 func (a *api) suspend(w http.ResponseWriter, r *http.Request) {
-	var s ledger.Suspension
+	var s suspend.Suspension
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -238,7 +259,7 @@ func (a *api) suspend(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) unsuspend(w http.ResponseWriter, r *http.Request) {
-	if err := a.c.Unsuspend(r.Context(), ledger.Kind(r.PathValue("kind")), r.PathValue("name")); err != nil {
+	if err := a.c.Unsuspend(r.Context(), suspend.Kind(r.PathValue("kind")), r.PathValue("name")); err != nil {
 		writeError(w, err)
 		return
 	}

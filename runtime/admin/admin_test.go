@@ -14,7 +14,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/catalog"
-	"github.com/pistra/pistra/runtime/ledger"
+	"github.com/pistra/pistra/runtime/suspend"
 )
 
 type fakeController struct {
@@ -23,7 +23,7 @@ type fakeController struct {
 	status    Status
 	// preflightFor records the key each preflight acted for.
 	preflightFor []string
-	suspended    []ledger.Suspension
+	suspended    []suspend.Suspension
 }
 
 func (f *fakeController) Reload() (bool, error) { f.reloads++; return f.reloadErr == nil, f.reloadErr }
@@ -46,7 +46,7 @@ func (f *fakeController) Budgets() []budget.BucketReport {
 	return []budget.BucketReport{{Budget: "team-daily", Bucket: "dev", Limit: 100, Spent: 40, Held: 7}}
 }
 
-func (f *fakeController) Suspend(_ context.Context, s ledger.Suspension) error {
+func (f *fakeController) Suspend(_ context.Context, s suspend.Suspension) error {
 	if s.Name != "dev" {
 		return fmt.Errorf("%w: no key %q", ErrBadRequest, s.Name)
 	}
@@ -54,7 +54,7 @@ func (f *fakeController) Suspend(_ context.Context, s ledger.Suspension) error {
 	return nil
 }
 
-func (f *fakeController) Unsuspend(_ context.Context, kind ledger.Kind, name string) error {
+func (f *fakeController) Unsuspend(_ context.Context, kind suspend.Kind, name string) error {
 	if name != "dev" {
 		return errors.New("no leader")
 	}
@@ -62,7 +62,7 @@ func (f *fakeController) Unsuspend(_ context.Context, kind ledger.Kind, name str
 	return nil
 }
 
-func (f *fakeController) ListSuspensions() ([]ledger.Suspension, error) { return f.suspended, nil }
+func (f *fakeController) ListSuspensions() ([]suspend.Suspension, error) { return f.suspended, nil }
 
 func (f *fakeController) JoinNode(_ context.Context, id, addr string) error {
 	if id == "" {
@@ -156,7 +156,7 @@ func TestAdminRoutes(t *testing.T) {
 					t.Fatalf("reload body %s (%v)", rec.Body, err)
 				}
 			case "/admin/v1/suspensions":
-				var sb struct{ Suspensions []ledger.Suspension }
+				var sb struct{ Suspensions []suspend.Suspension }
 				if err := json.Unmarshal(rec.Body.Bytes(), &sb); err != nil || (tt.method == "POST" && len(sb.Suspensions) != 1) {
 					t.Fatalf("suspensions body %s (%v)", rec.Body, err)
 				}

@@ -12,9 +12,9 @@ package admission
 
 import (
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/expr"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/snapshot"
 )
 
 // Gate admits candidates. It is safe for concurrent use.
@@ -27,10 +27,17 @@ type Gate interface {
 	Admit(r *Request, c *plan.Candidate) (Ticket, *Refusal)
 }
 
-// Request is what a gate knows of the request a candidate would serve.
+// Request is what a gate knows of the request a candidate would serve:
+// the policy it is served under and who sent what. It carries the graph,
+// not the serving snapshot, so that a gate never depends on what else a
+// snapshot holds: what a gate keeps per reload (a provider's breaker, a
+// pool's members) it keeps itself, indexed by the graph, and the gate can
+// live with its domain.
 type Request struct {
-	// Snapshot is the policy the request is served under.
-	Snapshot *snapshot.Snapshot
+	// Graph is the policy the request is served under; Programs are its
+	// CEL programs.
+	Graph    *plan.Graph
+	Programs *expr.Programs
 	// Profile indexes its Graph.Profiles, Key its Graph.Keys.
 	Profile, Key int
 	Route        plan.Route

@@ -96,7 +96,7 @@ func New(ledger Ledger, m *metrics.Metrics, now func() time.Time) *Gate {
 // Admit holds, on every budget of the request's profile, what candidate c
 // is expected to cost, or refuses c naming the first budget without room.
 func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket, *admission.Refusal) {
-	gr := r.Snapshot.Graph
+	gr := r.Graph
 	prof := &gr.Profiles[r.Profile]
 	if len(prof.Budgets) == 0 {
 		return admission.NothingHeld, nil
@@ -171,7 +171,7 @@ func errorRefusal(b *plan.Budget, err error, transient bool) *admission.Refusal 
 // bucketName is whose bucket of b the request draws on: its key's or its
 // profile's.
 func bucketName(r *admission.Request, b *plan.Budget) string {
-	gr := r.Snapshot.Graph
+	gr := r.Graph
 	if b.Per == plan.PerProfile || r.Key < 0 {
 		return gr.Profiles[r.Profile].Name
 	}

@@ -65,7 +65,7 @@ func testSnapshot(t testing.TB, budgets ...plan.Budget) *snapshot.Snapshot {
 }
 
 func request(s *snapshot.Snapshot, key int, bodyBytes int, maxOutput uint64) *admission.Request {
-	return &admission.Request{Snapshot: s, Profile: s.Graph.Keys[key].Profile, Key: key, Route: plan.RouteChatCompletions,
+	return &admission.Request{Graph: s.Graph, Programs: s.Programs, Profile: s.Graph.Keys[key].Profile, Key: key, Route: plan.RouteChatCompletions,
 		Body: make([]byte, bodyBytes), MaxOutput: maxOutput}
 }
 

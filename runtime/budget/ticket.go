@@ -7,14 +7,16 @@ import (
 	"github.com/pistra/pistra/runtime/expr"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/snapshot"
 )
 
 // ticket is what one admission holds: an amount on each bucket of the
 // profile's budgets, priced for one candidate. Tickets are pooled.
 type ticket struct {
-	g      *Gate
-	snap   *snapshot.Snapshot
+	g *Gate
+	// open is false once the ticket is closed.
+	open bool
+	// progs are the CEL programs of the request's policy.
+	progs  *expr.Programs
 	served expr.Served
 	holds  []hold
 }
@@ -28,8 +30,8 @@ type hold struct {
 var _ admission.Ticket = (*ticket)(nil)
 
 func (t *ticket) reset(r *admission.Request, c *plan.Candidate) {
-	t.snap = r.Snapshot
-	t.served = expr.Served{Model: c.Model, Backend: r.Snapshot.Graph.Providers[c.Provider].Name}
+	t.open, t.progs = true, r.Programs
+	t.served = expr.Served{Model: c.Model, Backend: r.Graph.Providers[c.Provider].Name}
 	t.holds = t.holds[:0]
 }
 
@@ -47,7 +49,7 @@ func (t *ticket) Release() { t.close(nil) }
 func (t *ticket) Settle(o *admission.Outcome) { t.close(o) }
 
 func (t *ticket) close(o *admission.Outcome) {
-	if t.snap == nil {
+	if !t.open {
 		return // closed already: a second close must not touch a reused ticket
 	}
 	for _, h := range t.holds {
@@ -65,7 +67,7 @@ func (t *ticket) close(o *admission.Outcome) {
 		}
 		h.bucket.settle(h.amount, spent)
 	}
-	t.holds, t.snap = t.holds[:0], nil
+	t.holds, t.open, t.progs = t.holds[:0], false, nil
 	t.g.tickets.Put(t)
 }
 
@@ -124,7 +126,7 @@ func (t *ticket) cost(b *plan.Budget, u meter.Usage) (uint64, error) {
 	case plan.CostReasoningToken:
 		return u.ReasoningTokens, nil
 	case plan.CostCEL:
-		c, err := t.snap.Programs.Cost(b.CostExpr, t.served, u)
+		c, err := t.progs.Cost(b.CostExpr, t.served, u)
 		if err != nil {
 			return 0, fmt.Errorf("cost expression: %w", err)
 		}

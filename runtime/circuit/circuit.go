@@ -9,7 +9,9 @@
 // breaker and a compare-and-swap on a transition; nothing locks.
 //
 // Breakers outlive snapshots: a Set keys them by provider name, and a
-// reload keeps the state of every provider it still declares.
+// reload keeps the state of every provider it still declares. The Set is
+// the circuit's admission gate too, passing over the candidates of an
+// open circuit.
 package circuit
 
 import (
@@ -248,22 +250,32 @@ func (b *Breaker) Status(now time.Time) Status {
 }
 
 // Set is the breakers of every provider whose policy names one, by name,
-// across reloads.
+// across reloads. It is also their admission gate (gate.go): the
+// breakers are the circuit's own state, kept here rather than in the
+// serving snapshot, and found by the graph a request is served under.
 type Set struct {
 	mu     sync.Mutex
 	byName map[string]*Breaker
 	change Change
+	// serving is the breakers of the graph last loaded, indexed like its
+	// providers: what the request path reads.
+	serving atomic.Pointer[loaded]
+}
+
+type loaded struct {
+	g        *plan.Graph
+	breakers []*Breaker
 }
 
 // NewSet starts an empty set; change, if not nil, is told of every
 // transition.
 func NewSet(change Change) *Set { return &Set{byName: map[string]*Breaker{}, change: change} }
 
-// For returns the breakers of g's providers, indexed like g.Providers (nil
-// where a provider has none). A provider the set already knows keeps its
-// state under its new configuration; the breakers of providers g no longer
-// declares, or declares without a circuit, are dropped.
-func (s *Set) For(g *plan.Graph) []*Breaker {
+// Load makes g's the breakers requests find, just before g serves. A
+// provider the set already knows keeps its state under its new
+// configuration; the breakers of providers g no longer declares, or
+// declares without a circuit, are dropped.
+func (s *Set) Load(g *plan.Graph) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]*Breaker, len(g.Providers))
@@ -282,5 +294,37 @@ func (s *Set) For(g *plan.Graph) []*Breaker {
 		out[i], keep[p.Name] = b, b
 	}
 	s.byName = keep
+	s.serving.Store(&loaded{g: g, breakers: out})
+}
+
+// Breaker is provider p of graph g's breaker, nil when it has none. A
+// request still served under a graph a reload replaced finds its
+// provider's breaker by name: the same breaker, since the state is the
+// provider's, not the graph's.
+func (s *Set) Breaker(g *plan.Graph, p int) *Breaker {
+	if l := s.serving.Load(); l != nil && l.g == g {
+		return l.breakers[p]
+	}
+	if g.Providers[p].Circuit == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byName[g.Providers[p].Name]
+}
+
+// Status reads every breaker of the graph last loaded at now, in the
+// order of its providers.
+func (s *Set) Status(now time.Time) []Status {
+	l := s.serving.Load()
+	if l == nil {
+		return nil
+	}
+	var out []Status
+	for _, b := range l.breakers {
+		if b != nil {
+			out = append(out, b.Status(now))
+		}
+	}
 	return out
 }

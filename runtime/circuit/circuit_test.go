@@ -17,6 +17,17 @@ func graph(circuits ...*plan.Circuit) *plan.Graph {
 	return g
 }
 
+// loadFor loads g into set and returns the breakers its requests find,
+// indexed like its providers.
+func loadFor(set *Set, g *plan.Graph) []*Breaker {
+	set.Load(g)
+	out := make([]*Breaker, len(g.Providers))
+	for i := range out {
+		out[i] = set.Breaker(g, i)
+	}
+	return out
+}
+
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 func TestOpensAfterConsecutiveFailures(t *testing.T) {
@@ -24,7 +35,7 @@ func TestOpensAfterConsecutiveFailures(t *testing.T) {
 	set := NewSet(func(p string, from, to State, _ int64) {
 		changes = append(changes, p+":"+from.String()+">"+to.String())
 	})
-	b := set.For(graph(&plan.Circuit{Failures: 3, CoolDownMS: 10_000, HalfOpenProbes: 1}))[0]
+	b := loadFor(set, graph(&plan.Circuit{Failures: 3, CoolDownMS: 10_000, HalfOpenProbes: 1}))[0]
 	b.Failure(t0)
 	b.Failure(t0)
 	b.Success(t0) // the run ends: two more do not open it
@@ -48,7 +59,7 @@ func TestOpensAfterConsecutiveFailures(t *testing.T) {
 }
 
 func TestHalfOpenProbesThenCloseOrReopen(t *testing.T) {
-	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 2}))[0]
+	b := loadFor(NewSet(nil), graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 2}))[0]
 	b.Failure(t0)
 	at := t0.Add(time.Second)
 	if ok, _ := b.Peek(at); !ok {
@@ -89,7 +100,7 @@ func TestHalfOpenProbesThenCloseOrReopen(t *testing.T) {
 // later gate) lets new probes through after a cool-down instead of staying
 // shut for ever.
 func TestHalfOpenWindowRenews(t *testing.T) {
-	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
+	b := loadFor(NewSet(nil), graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
 	b.Failure(t0)
 	if _, ok, _ := b.Allow(t0.Add(time.Second)); !ok {
 		t.Fatal("first probe refused")
@@ -107,7 +118,7 @@ func TestHalfOpenWindowRenews(t *testing.T) {
 // in the same window; one given back after its verdict, or after its
 // window was renewed, changes nothing.
 func TestProbeGivenBackWithoutAVerdict(t *testing.T) {
-	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
+	b := loadFor(NewSet(nil), graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
 	b.Failure(t0)
 	at := t0.Add(time.Second)
 	p, ok, _ := b.Allow(at)
@@ -144,7 +155,7 @@ func TestProbeGivenBackWithoutAVerdict(t *testing.T) {
 		t.Fatalf("a probe of an old window given back to the new one: %d probes taken, want 1", st.Probes)
 	}
 
-	closed := NewSet(nil).For(graph(&plan.Circuit{Failures: 5, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
+	closed := loadFor(NewSet(nil), graph(&plan.Circuit{Failures: 5, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
 	if p, _, _ := closed.Allow(at); p.Taken() {
 		t.Fatal("a closed breaker took a probe")
 	}
@@ -152,7 +163,7 @@ func TestProbeGivenBackWithoutAVerdict(t *testing.T) {
 
 // Probes are bounded under concurrency: the count lives in the CAS'd word.
 func TestProbesBoundedConcurrently(t *testing.T) {
-	b := NewSet(nil).For(graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 3}))[0]
+	b := loadFor(NewSet(nil), graph(&plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 3}))[0]
 	b.Failure(t0)
 	at := t0.Add(time.Second)
 	var allowed atomic.Int64
@@ -174,11 +185,11 @@ func TestProbesBoundedConcurrently(t *testing.T) {
 // circuit, under the new configuration, and drops the others.
 func TestSetKeepsStateAcrossReloads(t *testing.T) {
 	set := NewSet(nil)
-	first := set.For(graph(&plan.Circuit{Failures: 2, CoolDownMS: 1000, HalfOpenProbes: 1}, &plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))
+	first := loadFor(set, graph(&plan.Circuit{Failures: 2, CoolDownMS: 1000, HalfOpenProbes: 1}, &plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}))
 	first[0].Failure(t0)
 	first[1].Failure(t0)
 	g := graph(&plan.Circuit{Failures: 1, CoolDownMS: 5000, HalfOpenProbes: 1}, nil)
-	second := set.For(g)
+	second := loadFor(set, g)
 	if second[0] != first[0] || second[1] != nil {
 		t.Fatalf("reload: %v", second)
 	}
@@ -190,13 +201,13 @@ func TestSetKeepsStateAcrossReloads(t *testing.T) {
 		t.Fatalf("new cool-down not applied: allow=%v wait=%v", ok, wait)
 	}
 	g.Providers[1].Circuit = &plan.Circuit{Failures: 1, CoolDownMS: 1000, HalfOpenProbes: 1}
-	if third := set.For(g); third[1] == first[1] {
+	if third := loadFor(set, g); third[1] == first[1] {
 		t.Fatal("a breaker dropped by a reload came back with its old state")
 	}
 }
 
 func BenchmarkAllowClosed(b *testing.B) {
-	br := NewSet(nil).For(graph(&plan.Circuit{Failures: 5, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
+	br := loadFor(NewSet(nil), graph(&plan.Circuit{Failures: 5, CoolDownMS: 1000, HalfOpenProbes: 1}))[0]
 	now := time.Now()
 	for b.Loop() {
 		br.Allow(now)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/budget"
+	"github.com/pistra/pistra/runtime/suspend"
 )
 
 // wantEverywhere checks that every live node reads totals of keys.
@@ -85,7 +86,7 @@ func TestNoQuorumKeepsReadingAndLosesNoSpend(t *testing.T) {
 	// says so, and a write fails at once.
 	waitObserved(t, []*Node{alone.Node}, func() bool { return alone.Status(context.Background()).Leader == "" })
 	start = time.Now()
-	if err := alone.SetSuspension(context.Background(), Suspension{Kind: KindKey, Name: "k"}); !errors.Is(err, ErrNoLeader) {
+	if err := alone.SetSuspension(context.Background(), suspend.Suspension{Kind: suspend.KindKey, Name: "k"}); !errors.Is(err, ErrNoLeader) {
 		t.Fatalf("a write with no leader: %v, want ErrNoLeader", err)
 	}
 	if d := time.Since(start); d > 100*time.Millisecond {
@@ -106,32 +107,32 @@ func TestSuspensionsReplicate(t *testing.T) {
 	c := newCluster(t, 3)
 	fs := c.followers()
 	ctx := context.Background()
-	if err := fs[0].SetSuspension(ctx, Suspension{Kind: KindProvider, Name: "openai", Reason: "incident 42"}); err != nil {
+	if err := fs[0].SetSuspension(ctx, suspend.Suspension{Kind: suspend.KindProvider, Name: "openai", Reason: "incident 42"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := fs[0].SetSuspension(ctx, Suspension{Kind: KindKey, Name: "ci-bot", Reason: "leaked"}); err != nil {
+	if err := fs[0].SetSuspension(ctx, suspend.Suspension{Kind: suspend.KindKey, Name: "ci-bot", Reason: "leaked"}); err != nil {
 		t.Fatal(err)
 	}
 	c.converged()
 	for _, tn := range c.live() {
-		s, ok := tn.Suspended(KindProvider, "openai")
+		s, ok := tn.Suspended(suspend.KindProvider, "openai")
 		if !ok || s.Reason != "incident 42" || s.Node != fs[0].id || s.Since.IsZero() {
 			t.Errorf("%s: openai suspension %+v, %v", tn.id, s, ok)
 		}
-		if list := tn.Suspensions(); len(list) != 2 || list[0].Kind != KindKey {
+		if list := tn.Suspensions(); len(list) != 2 || list[0].Kind != suspend.KindKey {
 			t.Errorf("%s lists %+v", tn.id, list)
 		}
 	}
-	if err := fs[1].ClearSuspension(ctx, KindProvider, "openai"); err != nil {
+	if err := fs[1].ClearSuspension(ctx, suspend.KindProvider, "openai"); err != nil {
 		t.Fatal(err)
 	}
 	c.converged()
 	for _, tn := range c.live() {
-		if _, ok := tn.Suspended(KindProvider, "openai"); ok {
+		if _, ok := tn.Suspended(suspend.KindProvider, "openai"); ok {
 			t.Errorf("%s still has the cleared suspension", tn.id)
 		}
 	}
-	if err := fs[1].SetSuspension(ctx, Suspension{Kind: "model", Name: "x"}); err == nil {
+	if err := fs[1].SetSuspension(ctx, suspend.Suspension{Kind: "model", Name: "x"}); err == nil {
 		t.Error("a suspension of an unknown kind was set")
 	}
 }

@@ -16,10 +16,10 @@ const formatV1 byte = 1
 
 // command is one raft log entry: exactly one of its fields is set.
 type command struct {
-	Batch   *batch        `json:"batch,omitempty"`
-	Suspend *Suspension   `json:"suspend,omitempty"`
-	Clear   *SuspensionID `json:"clear,omitempty"`
-	Compact *compaction   `json:"compact,omitempty"`
+	Batch   *batch          `json:"batch,omitempty"`
+	Suspend *wireSuspension `json:"suspend,omitempty"`
+	Clear   *suspensionID   `json:"clear,omitempty"`
+	Compact *compaction     `json:"compact,omitempty"`
 }
 
 // batch is one flush of one node's settled spend. Session, Seq and Base

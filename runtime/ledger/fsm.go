@@ -19,7 +19,7 @@ import (
 type FSM struct {
 	mu          sync.RWMutex
 	totals      map[budget.Key]uint64
-	suspensions map[SuspensionID]Suspension
+	suspensions map[suspensionID]wireSuspension
 	sessions    map[string]*session
 	// index is the raft index of the last command applied; raft's own
 	// applied index runs ahead of it, counting entries handed to the FSM
@@ -41,7 +41,7 @@ type session struct {
 var _ raft.FSM = (*FSM)(nil)
 
 func newFSM() *FSM {
-	return &FSM{totals: map[budget.Key]uint64{}, suspensions: map[SuspensionID]Suspension{}, sessions: map[string]*session{},
+	return &FSM{totals: map[budget.Key]uint64{}, suspensions: map[suspensionID]wireSuspension{}, sessions: map[string]*session{},
 		applied: make(chan struct{})}
 }
 
@@ -148,14 +148,14 @@ func (f *FSM) read(keys []budget.Key, totals []uint64) {
 	}
 }
 
-func (f *FSM) suspended(id SuspensionID) (Suspension, bool) {
+func (f *FSM) suspended(id suspensionID) (wireSuspension, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	s, ok := f.suspensions[id]
 	return s, ok
 }
 
-func (f *FSM) listSuspensions() []Suspension {
+func (f *FSM) listSuspensions() []wireSuspension {
 	f.mu.RLock()
 	out := slices.Collect(maps.Values(f.suspensions))
 	f.mu.RUnlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/pistra/pistra/runtime/budget"
+	"github.com/pistra/pistra/runtime/suspend"
 )
 
 func applyCmd(t *testing.T, f *FSM, c command) {
@@ -76,7 +77,7 @@ func TestCompactionDropsOldWindowsAndSilentSessions(t *testing.T) {
 	old, cur := budget.Key{Budget: "m", Bucket: "a", Window: 100}, budget.Key{Budget: "m", Bucket: "a", Window: 200}
 	applyCmd(t, f, command{Batch: &batch{Session: "gone", Seq: 1, At: 50, Deltas: []wireDelta{{Budget: "m", Bucket: "a", Window: 100, Spent: 3}}}})
 	applyCmd(t, f, command{Batch: &batch{Session: "live", Seq: 1, At: 250, Deltas: []wireDelta{{Budget: "m", Bucket: "a", Window: 200, Spent: 4}}}})
-	applyCmd(t, f, command{Suspend: &Suspension{Kind: KindKey, Name: "k"}})
+	applyCmd(t, f, command{Suspend: &wireSuspension{Kind: suspend.KindKey, Name: "k"}})
 	applyCmd(t, f, command{Compact: &compaction{Windows: 150, Sessions: 100}})
 	got := make([]uint64, 2)
 	f.read([]budget.Key{old, cur}, got)
@@ -86,7 +87,7 @@ func TestCompactionDropsOldWindowsAndSilentSessions(t *testing.T) {
 	if _, ok := f.sessions["gone"]; ok || f.sessions["live"] == nil {
 		t.Errorf("sessions after compaction: %v", f.sessions)
 	}
-	if _, ok := f.suspended(SuspensionID{Kind: KindKey, Name: "k"}); !ok {
+	if _, ok := f.suspended(suspensionID{Kind: suspend.KindKey, Name: "k"}); !ok {
 		t.Error("compaction dropped a suspension; only a clear may")
 	}
 }
@@ -111,7 +112,7 @@ func TestSnapshotRestoresTheSameState(t *testing.T) {
 	f := newFSM()
 	applyCmd(t, f, flushOf("s", 1, 0, 5, 6))
 	applyCmd(t, f, flushOf("s", 2, 0, 9, 6)) // in doubt, so the session keeps what it covered
-	applyCmd(t, f, command{Suspend: &Suspension{Kind: KindProvider, Name: "openai", Reason: "outage", Node: "n1"}})
+	applyCmd(t, f, command{Suspend: &wireSuspension{Kind: suspend.KindProvider, Name: "openai", Reason: "outage", Node: "n1"}})
 	first := persist(t, f)
 
 	g := newFSM()

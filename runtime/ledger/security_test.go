@@ -10,6 +10,7 @@ import (
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/ledger/cluster"
 	"github.com/pistra/pistra/runtime/ledger/cluster/clustertest"
+	"github.com/pistra/pistra/runtime/suspend"
 )
 
 // TestAForeignCertificateCannotJoinNorFlush starts an intruder that has
@@ -59,7 +60,7 @@ func TestTheClusterSecretIsRequired(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer caller.Close()
-	data, _ := encode(command{Suspend: &Suspension{Kind: KindKey, Name: "everyone"}})
+	data, _ := encode(command{Suspend: &wireSuspension{Kind: suspend.KindKey, Name: "everyone"}})
 	for _, secret := range []string{"", "guess", testSecret + "x"} {
 		req, _ := http.NewRequest(http.MethodPost, caller.URL(leader.addr, pathApply), strings.NewReader(string(data)))
 		if secret != "" {
@@ -75,7 +76,7 @@ func TestTheClusterSecretIsRequired(t *testing.T) {
 		}
 	}
 	c.log.WaitFor(t, waitFor, "node="+leader.id, "wrong cluster secret")
-	if _, ok := leader.Suspended(KindKey, "everyone"); ok {
+	if _, ok := leader.Suspended(suspend.KindKey, "everyone"); ok {
 		t.Fatal("a request without the secret was applied")
 	}
 }

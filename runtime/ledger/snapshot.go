@@ -20,7 +20,7 @@ import (
 type persisted struct {
 	Index       uint64             `json:"index"`
 	Totals      []wireDelta        `json:"totals"`
-	Suspensions []Suspension       `json:"suspensions"`
+	Suspensions []wireSuspension   `json:"suspensions"`
 	Sessions    []persistedSession `json:"sessions"`
 }
 
@@ -37,7 +37,7 @@ type persistedSession struct {
 type fsmSnapshot struct {
 	index       uint64
 	totals      map[budget.Key]uint64
-	suspensions map[SuspensionID]Suspension
+	suspensions map[suspensionID]wireSuspension
 	sessions    map[string]session
 }
 
@@ -94,7 +94,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err := json.NewDecoder(r).Decode(&p); err != nil {
 		return fmt.Errorf("ledger snapshot: %w", err)
 	}
-	totals, suspensions, sessions := deltaMap(p.Totals), make(map[SuspensionID]Suspension, len(p.Suspensions)), make(map[string]*session, len(p.Sessions))
+	totals, suspensions, sessions := deltaMap(p.Totals), make(map[suspensionID]wireSuspension, len(p.Suspensions)), make(map[string]*session, len(p.Sessions))
 	for _, s := range p.Suspensions {
 		suspensions[s.id()] = s
 	}

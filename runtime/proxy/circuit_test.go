@@ -8,7 +8,6 @@ import (
 	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/circuit"
 	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/snapshot"
 )
 
 // TestCircuitCountsAttempts: every attempt tells its provider's breaker how
@@ -38,11 +37,12 @@ func TestCircuitCountsAttempts(t *testing.T) {
 			provs[0].Retry.On = append(provs[0].Retry.On, plan.FailureTimeout)
 			provs[0].Circuit = &plan.Circuit{Failures: 2, CoolDownMS: 60_000, HalfOpenProbes: 1}
 			g := &plan.Graph{Providers: provs}
-			snap := &snapshot.Snapshot{Graph: g, Circuits: circuit.NewSet(nil).For(g)}
+			circuits := circuit.NewSet(nil)
+			circuits.Load(g)
 			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": tt.replies})
 			call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{a},
-				providers: provs, snap: snap}.serve(t, up)
-			st := snap.Circuit(0).Status(time.Now())
+				providers: provs, graph: g, circuits: circuits}.serve(t, up)
+			st := circuits.Breaker(g, 0).Status(time.Now())
 			if st.State != tt.state || st.Failures != tt.fails {
 				t.Errorf("after %d calls: %s with %d failures, want %s with %d", len(up.Calls("a.test")), st.State, st.Failures, tt.state, tt.fails)
 			}

@@ -32,6 +32,9 @@ type Proxy struct {
 	// Gate admits each candidate just before it is first sent; nil admits
 	// every one.
 	Gate admission.Gate
+	// Circuits hears how each attempt went (the circuit breakers); nil
+	// hears nothing.
+	Circuits Verdicts
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (DefaultMaxAnswerBytes when 0). A larger one is relayed as
 	// it arrives, unchecked and unmetered.
@@ -284,7 +287,7 @@ func (p *Proxy) tryCandidate(x *Exchange, ci int, up *upstream.Upstream, res *re
 	for try := 0; ; try++ {
 		a := p.send(x, c, up)
 		res.Attempts++
-		x.observe(c.Provider, a.class)
+		p.observe(x, c.Provider, a.class)
 		if a.class == classNone || a.class == classCanceled {
 			return a
 		}

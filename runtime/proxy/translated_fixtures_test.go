@@ -17,7 +17,6 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
-	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/upstream"
 )
 
@@ -84,9 +83,10 @@ type call struct {
 	skips []plan.Skip
 	// maxAnswer is the proxy's MaxAnswerBytes.
 	maxAnswer int
-	// snap is what the gate is told the request is served under (its
-	// circuit breakers included); nil for none.
-	snap *snapshot.Snapshot
+	// graph is what the gate is told the request is served under, and
+	// circuits hears how its attempts went; nil for none.
+	graph    *plan.Graph
+	circuits Verdicts
 	// hangUpOn, when set, ends the client's context as soon as the client
 	// has been written these bytes: an SDK closing the connection on
 	// reading an error event.
@@ -176,11 +176,12 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 	if c.transport != nil {
 		tr = c.transport
 	}
-	p := &Proxy{Transport: tr, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate, MaxAnswerBytes: c.maxAnswer}
+	p := &Proxy{Transport: tr, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate, Circuits: c.circuits,
+		MaxAnswerBytes: c.maxAnswer}
 	var rec record.Record
 	p.Serve(&Exchange{W: cw, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
 		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order, Skips: c.skips,
-		Admission: admission.Request{Snapshot: c.snap, Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()},
+		Admission: admission.Request{Graph: c.graph, Profile: c.profile, Key: c.key, Route: c.route, Body: body.Bytes()},
 		Record:    &rec})
 	return rec, w
 }

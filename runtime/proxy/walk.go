@@ -31,8 +31,8 @@ type walk struct {
 func (x *Exchange) step(c *plan.Candidate) *dialect.Attempt {
 	up := &x.Upstreams[c.Provider]
 	ch := ""
-	if g := x.Admission.Snapshot; g != nil {
-		ch = g.Graph.Providers[c.Provider].Channels[c.Channel].Name
+	if g := x.Admission.Graph; g != nil {
+		ch = g.Providers[c.Provider].Channels[c.Channel].Name
 	}
 	x.walk.steps = append(x.walk.steps, dialect.Attempt{Provider: up.Name, Channel: ch, Model: c.Model})
 	return &x.walk.steps[len(x.walk.steps)-1]
@@ -174,19 +174,25 @@ func (x *Exchange) withWalk(e *dialect.Error) *dialect.Error {
 	return &out
 }
 
-// observe tells provider prov's circuit breaker, if it has one, how an
-// attempt went: an answer (any status but a counted failure) is a
-// success; connect, 5xx and timeout are failures; a 429 is neither (the
-// provider is up and said when to come back) and nor is a client leaving.
-func (x *Exchange) observe(prov int, c class) {
-	b := x.Admission.Snapshot.Circuit(prov)
-	if b == nil {
+// Verdicts hears, provider by provider, how the attempts went: an
+// answer, or a failure that counts against the provider.
+type Verdicts interface {
+	Success(g *plan.Graph, provider int)
+	Failure(g *plan.Graph, provider int)
+}
+
+// observe tells p.Circuits how an attempt on provider prov went: an
+// answer (any status but a counted failure) is a success; connect, 5xx and
+// timeout are failures; a 429 is neither (the provider is up and said when
+// to come back) and nor is a client leaving.
+func (p *Proxy) observe(x *Exchange, prov int, c class) {
+	if p.Circuits == nil {
 		return
 	}
 	switch c {
 	case classNone:
-		b.Success(time.Now())
+		p.Circuits.Success(x.Admission.Graph, prov)
 	case classConnect, class5xx, classTimeout:
-		b.Failure(time.Now())
+		p.Circuits.Failure(x.Admission.Graph, prov)
 	}
 }

@@ -33,7 +33,7 @@ func (s *Server) authenticate(x *exchange, anthropicToo bool) *dialect.Error {
 	}
 	x.key, x.profile = k, p
 	x.rec.Profile = x.snap.Graph.Profiles[p].Name
-	return s.keySuspended(x.snap.Graph.Keys[k].Name)
+	return s.suspensions.Key(x.snap.Graph.Keys[k].Name)
 }
 
 // credential returns the key the client presented, and whether it

@@ -22,7 +22,7 @@ func TestProbeOfARequestNeverSent(t *testing.T) {
 		g.Profiles[i].Budgets = []int{0}
 	}
 	s := newTestServerWith(t, g, okUpstream())
-	b := s.snap.Load().Circuit(0)
+	b := s.circuits.Breaker(s.snap.Load().Graph, 0)
 	b.Failure(time.Now().Add(-time.Minute)) // open, its cool-down over: the next request is a probe
 	bearer := map[string]string{"Authorization": "Bearer k-default", "Content-Type": "application/json"}
 	chat := func(maxTokens string) *http.Response {

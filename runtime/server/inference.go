@@ -130,7 +130,7 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Order:      d.sel.Attempt,
 		Skips:      d.skips,
 		Admission: admission.Request{
-			Snapshot: x.snap, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
+			Graph: x.snap.Graph, Programs: x.snap.Programs, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
 			MaxOutput: x.maxOutput,
 		},
 		Record: &x.rec,

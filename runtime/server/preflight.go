@@ -92,7 +92,7 @@ func (s *Server) Preflight(w http.ResponseWriter, r *http.Request, key string) e
 	x := s.newExchange(w, r, routeAdminPreflight, route.Dialect())
 	x.snap, x.key, x.profile, x.rec.OnBehalfOf = snap, ki, profile, key
 	x.rec.Profile = snap.Graph.Profiles[profile].Name
-	e = cmp.Or(e, s.keySuspended(key))
+	e = cmp.Or(e, s.suspensions.Key(key))
 	s.runPreflight(x, route, e, s.readRequest)
 	return nil
 }
@@ -159,7 +159,7 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 		c := &d.cands[ci]
 		ok, e := px.Prepare(c)
 		if ok {
-			if no := cmp.Or(s.suspended(x, c), circuitOpen(x.snap, c)); no != nil {
+			if no := cmp.Or(s.suspended(x, c), s.circuits.Refused(x.snap.Graph, c)); no != nil {
 				if no.Final {
 					return no.Error // a suspended primary refuses the request
 				}
@@ -195,10 +195,7 @@ func (s *Server) answerPreflight(x *exchange, route plan.Route) *dialect.Error {
 // suspended is what the attempt loop's suspension check says of c, nil
 // when its provider is not suspended (or there are no suspensions).
 func (s *Server) suspended(x *exchange, c *plan.Candidate) *admission.Refusal {
-	if s.opts.Suspensions == nil {
-		return nil
-	}
-	_, no := suspensionGate{s.opts.Suspensions}.Admit(&admission.Request{Snapshot: x.snap}, c)
+	_, no := s.suspensions.Admit(&admission.Request{Graph: x.snap.Graph}, c)
 	return no
 }
 

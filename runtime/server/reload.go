@@ -32,7 +32,7 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 			up.Transport = proxy.NewTLSTransport(s.opts.Transport, up.TLS)
 		}
 	}
-	snap.Circuits = s.circuits.For(g)
+	s.circuits.Load(g) // last: g serves from here on
 	return snap, nil
 }
 
@@ -84,7 +84,7 @@ func (s *Server) Status() admin.Status {
 		LastReloadError: s.lastReloadErr,
 		LastFlush:       s.budgets.LastFlush(),
 		Bundle:          s.bundleStatus(snap.Graph),
-		Circuits:        circuitStatus(snap, time.Now()),
+		Circuits:        s.circuits.Status(time.Now()),
 	}
 	if h := s.opts.LedgerHealth; h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -23,11 +23,11 @@ import (
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/circuit"
-	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/snapshot"
+	"github.com/pistra/pistra/runtime/suspend"
 )
 
 // Loader produces the decision graph to serve and says where it came from.
@@ -68,10 +68,10 @@ type Options struct {
 	Ledger budget.Ledger
 	// Suspensions keeps operators' suspensions; nil when there is no
 	// durable ledger, and then nothing can be suspended.
-	Suspensions Suspensions
+	Suspensions suspend.Store
 	// LedgerHealth reports the durable ledger's state for readiness and
 	// the admin status; nil without one.
-	LedgerHealth ledger.Health
+	LedgerHealth LedgerHealth
 	// Members changes the ledger cluster's membership (nil without a
 	// cluster ledger): how an operator replaces a node.
 	Members Members
@@ -96,8 +96,10 @@ type Server struct {
 	scrape  http.Handler
 	proxy   *proxy.Proxy
 	budgets *budget.Gate
-	// circuits keeps the providers' breakers across reloads.
-	circuits *circuit.Set
+	// circuits keeps the providers' breakers across reloads and is their
+	// gate; suspensions is the gate of Options.Suspensions.
+	circuits    *circuit.Set
+	suspensions suspend.Gate
 	// stopFlush ends the budget flush loop; flushed is closed once it has
 	// made its last flush.
 	stopFlush context.CancelFunc
@@ -127,15 +129,16 @@ func New(o Options) (*Server, error) {
 		s.budgets.SetDegradedShare(o.DegradedShare)
 	}
 	s.circuits = circuit.NewSet(s.logCircuit)
+	s.suspensions = suspend.Gate{Store: o.Suspensions}
 	// An open circuit is checked before a budget is held for the candidate; a
 	// half-open probe taken for a candidate the budget then refuses is given
-	// back (probeTicket).
-	gate := admission.Gates{circuitGate{}, s.budgets}
+	// back (the circuit's probe ticket).
+	gate := admission.Gates{s.circuits, s.budgets}
 	if o.Suspensions != nil {
-		gate = admission.Gates{suspensionGate{o.Suspensions}, circuitGate{}, s.budgets}
+		gate = admission.Gates{s.suspensions, s.circuits, s.budgets}
 	}
 	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: gate,
-		MaxAnswerBytes: o.MaxAnswerBytes}
+		Circuits: s.circuits, MaxAnswerBytes: o.MaxAnswerBytes}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {
@@ -153,6 +156,16 @@ func New(o Options) (*Server, error) {
 	s.log.Info("snapshot active", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
 		"digest", snap.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)
 	return s, nil
+}
+
+// logCircuit logs each breaker transition: opening is a warning, since a
+// provider is then out of rotation.
+func (s *Server) logCircuit(provider string, from, to circuit.State, failures int64) {
+	level := slog.LevelInfo
+	if to == circuit.Open {
+		level = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), level, "circuit "+to.String(), "provider", provider, "from", from.String(), "consecutive_failures", failures)
 }
 
 func withDefaults(o Options) Options {

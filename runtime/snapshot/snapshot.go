@@ -3,8 +3,9 @@
 // the hot path reads (key digests, the models each profile lists). A
 // snapshot is built and validated whole before it is swapped in, and is
 // read-only afterwards: a request keeps the one it started with until it
-// finishes, whatever reloads happen meanwhile. The server, the attempt
-// loop and the budget and ledger code all read it from here.
+// finishes, whatever reloads happen meanwhile. State that outlives a
+// reload (circuit breakers, budget buckets) is not here but kept by its
+// own package, which finds it by the request's graph.
 package snapshot
 
 import (
@@ -17,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pistra/pistra/runtime/circuit"
 	"github.com/pistra/pistra/runtime/expr"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/upstream"
@@ -30,11 +30,6 @@ type Snapshot struct {
 	Upstreams []upstream.Upstream
 	// Programs are the bundle's CEL programs, loaded once.
 	Programs *expr.Programs
-	// Circuits holds each provider's circuit breaker, indexed like
-	// Graph.Providers (nil where it has none, or the whole slice nil).
-	// The breakers outlive the snapshot: the server carries them across
-	// reloads by provider name.
-	Circuits []*circuit.Breaker
 	// RequestRules[profile] is Graph.RequestRules(profile), kept so no
 	// request filters the rules again.
 	RequestRules [][]plan.Rule
@@ -154,13 +149,4 @@ func dialectIndex(d plan.Dialect) int {
 		return dialectAnthropic
 	}
 	return dialectOpenAI
-}
-
-// Circuit is provider p's breaker, nil when it has none (or there is no
-// snapshot, as in the proxy's own tests).
-func (s *Snapshot) Circuit(p int) *circuit.Breaker {
-	if s != nil && p < len(s.Circuits) {
-		return s.Circuits[p]
-	}
-	return nil
 }
