@@ -6,9 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/snapshot"
 )
 
 type publicRequest struct {
@@ -137,35 +134,6 @@ func TestHeaderChecks(t *testing.T) {
 		if got := requestIDOf(req); (got == id) != keep || !strings.HasPrefix(got, map[bool]string{true: id, false: "req_"}[keep]) {
 			t.Errorf("request id for %q: %q", id, got)
 		}
-	}
-}
-
-func TestSnapshotRefusesBadKeys(t *testing.T) {
-	for name, mutate := range map[string]func(g *plan.Graph){
-		"short hash":    func(g *plan.Graph) { g.Keys[0].Hash = "sha256:abcd" },
-		"other digest":  func(g *plan.Graph) { g.Keys[0].Hash = "md5:" + strings.Repeat("0", 64) },
-		"not hex":       func(g *plan.Graph) { g.Keys[0].Hash = "sha256:" + strings.Repeat("z", 64) },
-		"duplicate key": func(g *plan.Graph) { g.Keys[1].Hash = g.Keys[0].Hash },
-		"bad profile":   func(g *plan.Graph) { g.Keys[0].Profile = 9 },
-	} {
-		g := testGraph()
-		mutate(g)
-		if _, err := snapshot.New(g, "test", func(string) (string, bool) { return "", false }); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-	snap, err := snapshot.New(testGraph(), "test", func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if k, p, ok := snap.KeyOf("k-narrow"); !ok || k != 1 || p != 1 {
-		t.Errorf("k-narrow -> key %d profile %d %v, want key 1 profile 1", k, p, ok)
-	}
-	if _, _, ok := snap.KeyOf("k-other"); ok {
-		t.Errorf("unknown key accepted")
-	}
-	if got := snap.Models(0, plan.DialectOpenAI); strings.Join(got, ",") != "embed,gpt" {
-		t.Errorf("openai models %v", got)
 	}
 }
 

@@ -90,13 +90,23 @@ type keyEntry struct {
 
 func digestPrefix(d *[sha256.Size]byte) uint64 { return binary.LittleEndian.Uint64(d[:8]) }
 
+// digestOf reads a key hash, "sha256:<64 hex digits>".
+func digestOf(hash string) (d [sha256.Size]byte, ok bool) {
+	h, ok := strings.CutPrefix(hash, "sha256:")
+	// The length first: hex.Decode writes past d for a longer digest.
+	if !ok || len(h) != 2*sha256.Size {
+		return d, false
+	}
+	_, err := hex.Decode(d[:], []byte(h))
+	return d, err == nil
+}
+
 func keyIndex(g *plan.Graph) (map[uint64][]keyEntry, error) {
 	keys := make(map[uint64][]keyEntry, len(g.Keys))
 	seen := make(map[[sha256.Size]byte]bool, len(g.Keys))
 	for ki, k := range g.Keys {
-		hexDigest, ok := strings.CutPrefix(k.Hash, "sha256:")
-		var d [sha256.Size]byte
-		if n, err := hex.Decode(d[:], []byte(hexDigest)); !ok || err != nil || n != sha256.Size || len(hexDigest) != 2*sha256.Size {
+		d, ok := digestOf(k.Hash)
+		if !ok {
 			return nil, fmt.Errorf("key %q: hash must be sha256:<64 hex digits>", k.Name)
 		}
 		if k.Profile < 0 || k.Profile >= len(g.Profiles) {
