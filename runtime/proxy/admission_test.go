@@ -15,11 +15,12 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 )
 
-// recordingGate refuses the providers in refuse and records, in order,
-// every admission and how each ticket was closed.
+// recordingGate refuses the providers in refuse (Final for those in
+// final) and records, in order, every admission and how each ticket was
+// closed.
 type recordingGate struct {
-	refuse map[int]bool
-	log    []string
+	refuse, final map[int]bool
+	log           []string
 }
 
 func (g *recordingGate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket, *admission.Refusal) {
@@ -28,7 +29,7 @@ func (g *recordingGate) Admit(r *admission.Request, c *plan.Candidate) (admissio
 	}
 	if g.refuse[c.Provider] {
 		g.log = append(g.log, "refuse "+c.Model)
-		return nil, &admission.Refusal{Reason: "budget_exceeded",
+		return nil, &admission.Refusal{Reason: "budget_exceeded", Final: g.final[c.Provider],
 			Error: dialect.Errorf(http.StatusTooManyRequests, "budget_exceeded", "no room for %s", c.Model)}
 	}
 	g.log = append(g.log, "admit "+c.Model)
@@ -111,6 +112,48 @@ func TestAdmissionSeam(t *testing.T) {
 			skipped := testkit.Counter(t, m.Registry(), "pistra_failover_skipped_total", map[string]string{"reason": "budget_exceeded"})
 			if skipped != tt.skipped {
 				t.Errorf("pistra_failover_skipped_total %v, want %v", skipped, tt.skipped)
+			}
+		})
+	}
+}
+
+// TestFinalRefusal: a Final refusal answers the request at once, untried
+// candidates after it never asked, as long as nothing was sent; once a
+// candidate was sent, a Final refusal of a later one only passes it over,
+// and the answer is the gateway's, naming both.
+func TestFinalRefusal(t *testing.T) {
+	e503 := testkit.JSON(503, `{}`)
+	a := plan.Candidate{Provider: 0, Model: "a-model", Primary: true, Origin: "native"}
+	b := plan.Candidate{Provider: 1, Model: "b-model", Origin: "native"}
+	tests := []struct {
+		name          string
+		refuse, final map[int]bool
+		status        int
+		aN            int
+		log           []string
+		message       string
+	}{
+		{"final primary: answered at once", map[int]bool{0: true}, map[int]bool{0: true}, 429, 0,
+			[]string{"refuse a-model"}, "no room for a-model"},
+		{"final after one passed over: answered at once", map[int]bool{0: true, 1: true}, map[int]bool{1: true}, 429, 0,
+			[]string{"refuse a-model", "refuse b-model"}, "no room for b-model"},
+		{"final after one sent: passed over", map[int]bool{1: true}, map[int]bool{1: true}, 503, 2,
+			[]string{"admit a-model", "release a-model", "refuse b-model"}, "b-model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &recordingGate{refuse: tt.refuse, final: tt.final}
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": {e503, e503}, "b.test": {testkit.JSON(200, `{}`)}})
+			res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`,
+				cands: []plan.Candidate{a, b}, providers: testProviders(), gate: g, profile: 3, key: 5}.serve(t, up)
+			if rec.Code != tt.status || res.Status != tt.status || !strings.Contains(rec.Body.String(), tt.message) {
+				t.Fatalf("status %d (result %d), want %d naming %q: %s", rec.Code, res.Status, tt.status, tt.message, rec.Body)
+			}
+			if n, nb := len(up.Calls("a.test")), len(up.Calls("b.test")); n != tt.aN || nb != 0 {
+				t.Errorf("calls a=%d b=%d, want %d 0", n, nb, tt.aN)
+			}
+			if !slices.Equal(g.log, tt.log) {
+				t.Errorf("gate saw\n  %q\nwant\n  %q", g.log, tt.log)
 			}
 		})
 	}
