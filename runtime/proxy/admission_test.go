@@ -10,6 +10,7 @@ import (
 
 	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/admission"
+	"github.com/pistra/pistra/runtime/admission/admissiontest"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
@@ -20,40 +21,20 @@ import (
 // closed.
 type recordingGate struct {
 	refuse, final map[int]bool
-	log           []string
+	admissiontest.Journal
 }
 
 func (g *recordingGate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket, *admission.Refusal) {
 	if r.Route != plan.RouteChatCompletions || !strings.Contains(string(r.Body), `"public"`) || r.Profile != 3 || r.Key != 5 {
-		g.log = append(g.log, fmt.Sprintf("bad request facts %+v", r))
+		g.Add(fmt.Sprintf("bad request facts %+v", r))
 	}
 	if g.refuse[c.Provider] {
-		g.log = append(g.log, "refuse "+c.Model)
+		g.Add("refuse " + c.Model)
 		return nil, &admission.Refusal{Reason: "budget_exceeded", Final: g.final[c.Provider],
 			Error: dialect.Errorf(http.StatusTooManyRequests, "budget_exceeded", "no room for %s", c.Model)}
 	}
-	g.log = append(g.log, "admit "+c.Model)
-	return &recordedTicket{g: g, model: c.Model}, nil
-}
-
-type recordedTicket struct {
-	g      *recordingGate
-	model  string
-	closed bool
-}
-
-func (t *recordedTicket) close(how string) {
-	if t.closed {
-		t.g.log = append(t.g.log, "closed twice "+t.model)
-	}
-	t.closed = true
-	t.g.log = append(t.g.log, how)
-}
-
-func (t *recordedTicket) Release() { t.close("release " + t.model) }
-
-func (t *recordedTicket) Settle(o *admission.Outcome) {
-	t.close(fmt.Sprintf("settle %s %d", t.model, o.Status))
+	g.Add("admit " + c.Model)
+	return g.Ticket(c.Model), nil
 }
 
 // TestAdmissionSeam: each candidate is admitted just before it is first
@@ -106,8 +87,8 @@ func TestAdmissionSeam(t *testing.T) {
 			if n, nb := len(up.Calls("a.test")), len(up.Calls("b.test")); n != tt.aN || nb != tt.bN {
 				t.Errorf("calls a=%d b=%d, want %d %d", n, nb, tt.aN, tt.bN)
 			}
-			if !slices.Equal(g.log, tt.log) {
-				t.Errorf("gate saw\n  %q\nwant\n  %q", g.log, tt.log)
+			if !slices.Equal(g.Log, tt.log) {
+				t.Errorf("gate saw\n  %q\nwant\n  %q", g.Log, tt.log)
 			}
 			skipped := testkit.Counter(t, m.Registry(), "pistra_failover_skipped_total", map[string]string{"reason": "budget_exceeded"})
 			if skipped != tt.skipped {
@@ -152,8 +133,8 @@ func TestFinalRefusal(t *testing.T) {
 			if n, nb := len(up.Calls("a.test")), len(up.Calls("b.test")); n != tt.aN || nb != 0 {
 				t.Errorf("calls a=%d b=%d, want %d 0", n, nb, tt.aN)
 			}
-			if !slices.Equal(g.log, tt.log) {
-				t.Errorf("gate saw\n  %q\nwant\n  %q", g.log, tt.log)
+			if !slices.Equal(g.Log, tt.log) {
+				t.Errorf("gate saw\n  %q\nwant\n  %q", g.Log, tt.log)
 			}
 		})
 	}
@@ -207,8 +188,8 @@ func TestClaimClosedWhenServingPanics(t *testing.T) {
 					{Provider: 0, Model: "a-model", Primary: true}}, providers: testProviders(), gate: g, profile: 3, key: 5,
 					transport: tt.up}.serve(t, nil)
 			}()
-			if !slices.Equal(g.log, tt.want) {
-				t.Errorf("gate saw %q, want %q", g.log, tt.want)
+			if !slices.Equal(g.Log, tt.want) {
+				t.Errorf("gate saw %q, want %q", g.Log, tt.want)
 			}
 		})
 	}
