@@ -9,7 +9,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/server"
+	"github.com/pistra/pistra/runtime/route"
 )
 
 // decision is one routing fact a policy author pins: who asks for what
@@ -70,7 +70,7 @@ func describe(s served, refusal string) string {
 }
 
 // decide answers a decision with the gateway's own decision
-// (server.Decide): the candidate it would try first, or its refusal code.
+// (route.Attempts): the candidate it would try first, or its refusal code.
 func decide(g *plan.Graph, d decision) (served, string, error) {
 	prof, err := profileOf(g, d)
 	if err != nil {
@@ -80,7 +80,7 @@ func decide(g *plan.Graph, d decision) (served, string, error) {
 	if err != nil {
 		return served{}, "", err
 	}
-	cands, err := server.Decide(g, prof, d.Key, d.Route, d.Model, used)
+	cands, err := route.Attempts(g, route.Query{Profile: prof, Route: d.Route, Model: d.Model}, d.Key, used)
 	var refusal *dialect.Error
 	switch {
 	case errors.As(err, &refusal):

@@ -7,34 +7,39 @@ import (
 
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/server"
+	"github.com/pistra/pistra/runtime/route"
 )
 
 // Plan prints the plan a query names: its candidates in attempt order, every
 // candidate ruled out at build time and why, and what fidelity selection
-// (plan.Select, the same function pistrad runs) does for the capabilities in
-// q.Caps. A query with no plan is an error naming what would be accepted.
+// does for the capabilities in q.Caps, all as pistrad's own decision
+// (package route) has them. A query with no plan is an error naming what
+// would be accepted.
 func Plan(w io.Writer, g *plan.Graph, q Query) error {
 	r, err := resolve(g, q)
 	if err != nil {
 		return err
 	}
-	p := &printer{w: w}
-	cands, skips := g.CandidatesOf(r.plan), g.SkipsOf(r.plan)
-	built := len(skips)
+	var rules *route.Rules
 	if r.key != "" {
 		// The key's rules as pistrad applies them: the candidates they deny
 		// follow the build's skips.
-		if cands, skips, err = server.Allowed(g, r.profile, r.key, q.Route, q.Model); err != nil {
+		if rules, err = route.LoadRules(g, r.profile, r.key); err != nil {
 			return err
 		}
 	}
-	writeHeader(p, g, q, r, len(cands), skips)
-	writeCandidates(p, g, cands)
-	writeSkips(p, g, "skipped at build time:", skips[:built])
+	d, refusal := route.Decide(g, route.Query{Profile: r.profile, Route: q.Route, Model: q.Model}, route.Fixed(q.Caps), rules, nil)
+	if d.Plan == nil {
+		return noPlan(g, r.profile, q.Route, q.Model)
+	}
+	p := &printer{w: w}
+	built := len(g.SkipsOf(d.Plan))
+	writeHeader(p, g, q, r, &d, refusal)
+	writeCandidates(p, g, d.Candidates)
+	writeSkips(p, g, "skipped at build time:", d.Skips[:built])
 	if r.key != "" {
 		if len(g.RequestRules(r.profile)) > 0 {
-			writeSkips(p, g, "denied for key "+r.key+" by the access rules that read the key:", skips[built:])
+			writeSkips(p, g, "denied for key "+r.key+" by the access rules that read the key:", d.Skips[built:])
 		}
 	} else if rules := g.RequestRules(r.profile); len(rules) > 0 {
 		p.printf("\naccess rules that read the key, not applied (give -key to apply them):\n")
@@ -42,11 +47,14 @@ func Plan(w io.Writer, g *plan.Graph, q Query) error {
 			p.printf("  access rule %s (code %s)\n", strconv.Quote(rule.Name), rule.Code)
 		}
 	}
-	writeSelection(p, g, cands, q.Caps, g.LossAction(r.profile))
+	writeSelection(p, g, &d, q.Caps)
 	return p.err
 }
 
-func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, nCands int, skips []plan.Skip) {
+// writeHeader prints whose plan it is and what it holds; refusal is what
+// pistrad answers every request of the query with, when it refuses them
+// all.
+func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, d *route.Decision, refusal *dialect.Error) {
 	prof := &g.Profiles[r.profile]
 	tw := p.table()
 	who := prof.Name
@@ -58,21 +66,18 @@ func writeHeader(p *printer, g *plan.Graph, q Query, r resolved, nCands int, ski
 	row(tw, "", "on_fidelity_loss:", string(g.LossAction(r.profile)))
 	row(tw, "", "route:", fmt.Sprintf("%s (%s dialect)", q.Route, q.Route.Dialect()))
 	row(tw, "", "model:", q.Model)
+	nCands, nSkips := len(d.Candidates), len(d.Skips)
 	if nCands == 0 {
 		// NativeOnly is vacuously true of an empty list; say what it means.
 		// The code is the gateway's: a rule's when a rule emptied the plan.
-		code := string(dialect.CodeNoCandidate)
-		if rule, ok := server.RefusingRule(g, r.profile, skips); ok {
-			code = rule.Code
-		}
 		listed := "not listed in /v1/models"
-		if r.plan.Listed {
+		if d.Plan.Listed {
 			listed = "still listed in /v1/models (the build left it candidates)"
 		}
-		row(tw, "", "plan:", fmt.Sprintf("no candidates, %d skipped: every request is refused (%s); %s", len(skips), code, listed))
+		row(tw, "", "plan:", fmt.Sprintf("no candidates, %d skipped: every request is refused (%s); %s", nSkips, refusal.Code, listed))
 	} else {
 		row(tw, "", "plan:", fmt.Sprintf("%s, %d skipped; native only: %s; listed in /v1/models: %s",
-			count(nCands, "candidate"), len(skips), yesNo(r.plan.NativeOnly), yesNo(r.plan.Listed)))
+			count(nCands, "candidate"), nSkips, yesNo(d.Plan.NativeOnly), yesNo(d.Plan.Listed)))
 	}
 	tw.Flush()
 }

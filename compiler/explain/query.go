@@ -25,11 +25,11 @@ type Query struct {
 type resolved struct {
 	profile int
 	key     string // the key's name when the query gave one
-	plan    *plan.Plan
 }
 
-// resolve finds the plan a query names, or explains precisely why there is
-// none, listing what would have been accepted.
+// resolve checks whose plan a query asks for, on which route, for which
+// name, or explains precisely what is missing, listing what would have
+// been accepted.
 func resolve(g *plan.Graph, q Query) (resolved, error) {
 	prof, err := profileOf(g, q)
 	if err != nil {
@@ -45,11 +45,7 @@ func resolve(g *plan.Graph, q Query) (resolved, error) {
 	if q.Model == "" {
 		return resolved{}, fmt.Errorf("no model given (%s)", validNames(g, prof, q.Route))
 	}
-	p, ok := g.Lookup(prof, q.Route, q.Model)
-	if !ok {
-		return resolved{}, noPlan(g, prof, q.Route, q.Model)
-	}
-	return resolved{profile: prof, key: q.Key, plan: p}, nil
+	return resolved{profile: prof, key: q.Key}, nil
 }
 
 // profileOf returns the index of the profile the query names directly or

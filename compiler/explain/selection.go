@@ -6,21 +6,27 @@ import (
 	"text/tabwriter"
 
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/route"
 )
 
-// writeSelection runs plan.Select exactly as pistrad would for a request
-// using the given capabilities, and prints its decision.
-func writeSelection(p *printer, g *plan.Graph, cands []plan.Candidate, used plan.CapSet, onLoss plan.LossAction) {
+// writeSelection prints the selection of decision d, pistrad's for a
+// request using the capabilities asked.
+func writeSelection(p *printer, g *plan.Graph, d *route.Decision, asked plan.CapSet) {
 	usedText := "no capabilities"
-	if used != 0 {
-		usedText = strings.Join(used.Names(), ",")
+	if asked != 0 {
+		usedText = strings.Join(asked.Names(), ",")
 	}
+	onLoss := g.LossAction(d.Query.Profile)
 	p.printf("\nselection for a request using %s (on_fidelity_loss: %s):\n", usedText, orDash(string(onLoss)))
+	cands, sel, used := d.Candidates, &d.Selection, d.Used
 	if len(cands) == 0 {
 		p.printf("  nothing to select: the plan has no candidates\n")
 		return
 	}
-	sel := plan.Select(cands, used, onLoss, nil)
+	if asked != 0 && !d.Read {
+		// pistrad would not ask, so nothing it uses can be passed over.
+		p.printf("  the body would not be read for capabilities: no candidate here can drop one pistrad detects on this route\n")
+	}
 	switch {
 	case sel.Rejected:
 		p.printf("  rejected: every candidate would lose a capability the request uses\n")

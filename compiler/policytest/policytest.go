@@ -4,11 +4,11 @@
 // model, using which capabilities, and what should happen: who serves it,
 // in which failover order, or which refusal the client gets.
 //
-// Cases are answered by the gateway's own decision (server.Decide: plan
-// lookup, the capability check and fidelity selection), on the graph
-// compiled in process, so a case that passes here is what pistrad does
-// before admission (suspensions, budgets and upstream health are not
-// policy and are not decided here).
+// Cases are answered by the gateway's own decision (route.Attempts: plan
+// lookup, the access rules that read the key, the capability check and
+// fidelity selection), on the graph compiled in process, so a case that
+// passes here is what pistrad does before admission (suspensions, budgets
+// and upstream health are not policy and are not decided here).
 package policytest
 
 import (
@@ -31,7 +31,7 @@ import (
 	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
-	"github.com/pistra/pistra/runtime/server"
+	"github.com/pistra/pistra/runtime/route"
 )
 
 // Dir is where a policy directory keeps its cases.
@@ -354,7 +354,7 @@ func Run(g *plan.Graph, cases []*Case) []Result {
 
 func run(g *plan.Graph, c *Case) Result {
 	r := Result{Case: c}
-	cands, err := server.Decide(g, c.profile, c.Key, c.Route, c.Model, c.used)
+	cands, err := route.Attempts(g, route.Query{Profile: c.profile, Route: c.Route, Model: c.Model}, c.Key, c.used)
 	var e *dialect.Error
 	switch {
 	case errors.As(err, &e):

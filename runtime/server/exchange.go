@@ -15,6 +15,7 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/route"
 	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/watchdog"
 )
@@ -33,7 +34,7 @@ type exchange struct {
 	maxOutput uint64
 	caps      caps.Reader
 	order     []int
-	keyRules  keyRules // buffers of the key's access rules (decide.go)
+	keyRules  route.Rules // the key's access rules, with their buffers
 	px        proxy.Exchange
 	// rec is what the request was, for the headers, the log and the
 	// metrics alike.
@@ -42,7 +43,8 @@ type exchange struct {
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route string, d plan.Dialect) *exchange {
 	x := s.exchanges.Get().(*exchange)
-	order, kr := x.order[:0], keyRules{cands: x.keyRules.cands[:0], skips: x.keyRules.skips[:0]}
+	order, kr := x.order[:0], x.keyRules
+	kr.Reset(nil, nil, "") // keep the buffers, not the last request's snapshot
 	*x = exchange{r: r, profile: -1, key: -1, order: order, keyRules: kr}
 	x.rec = record.Record{Start: time.Now(), ID: requestIDOf(r), Route: route}
 	x.w.reset(w, s.opts.ClientWriteTimeout)

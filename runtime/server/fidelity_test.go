@@ -8,14 +8,13 @@ import (
 	"testing"
 
 	"github.com/pistra/pistra/internal/testkit"
-	"github.com/pistra/pistra/runtime/caps"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
 // Provenance of the compat channel's claim in fidelityGraph.
 const (
-	vendorOrigin     = "overlays/vendor.cue"
-	vendorVerifiedBy = "https://vendor.example/docs/openai-compat"
+	vendorOrigin     = testkit.VendorOrigin
+	vendorVerifiedBy = testkit.VendorVerifiedBy
 )
 
 // fidelityGraph serves "tools" from a compat channel of "vendor" (keeping
@@ -23,19 +22,8 @@ const (
 // "compat" from the compat channel alone. Profile "default" rejects lossy
 // serving, "lenient" allows it.
 func fidelityGraph() *plan.Graph {
-	kept := plan.Of(plan.CapStructuredOutput)
-	chat := []plan.Route{plan.RouteChatCompletions}
 	b := testkit.NewGraph("sha256:fidelity")
-	vendor := b.Provider(plan.Provider{Name: "vendor", BaseURL: "http://vendor.test/v1", Pool: -1, Auth: "bearer", Channels: []plan.Channel{{
-		Name: "openai-compat", Dialect: plan.DialectOpenAI, Tier: plan.TierProviderCompat, Routes: chat,
-		Preserves: kept, Origin: vendorOrigin, VerifiedAt: "2026-11-20", VerifiedBy: vendorVerifiedBy}}})
-	oa := b.Provider(plan.Provider{Name: "oa", BaseURL: "http://oa.test/v1", Pool: -1, Auth: "bearer", Channels: []plan.Channel{{
-		Name: "native", Dialect: plan.DialectOpenAI, Tier: plan.TierNative, Routes: chat,
-		Preserves: plan.AllCaps, Origin: "native"}}})
-	compat := plan.Candidate{Provider: vendor, Channel: 0, Tier: plan.TierProviderCompat, Model: "vendor-large",
-		Preserves: kept, Origin: vendorOrigin, Primary: true}
-	native := plan.Candidate{Provider: oa, Channel: 0, Tier: plan.TierNative, Model: "gpt-4o",
-		Preserves: plan.AllCaps, Origin: "native"}
+	compat, native := b.CompatAndNative(plan.RouteChatCompletions)
 	table := b.Table(
 		plan.Entry{Route: plan.RouteChatCompletions, Model: "tools", Plan: b.Plan(plan.Plan{Listed: true}, []plan.Candidate{compat, native}, nil)},
 		plan.Entry{Route: plan.RouteChatCompletions, Model: "compat", Plan: b.Plan(plan.Plan{Listed: true}, []plan.Candidate{compat}, nil)},
@@ -157,40 +145,6 @@ func checkRefusal(t *testing.T, b []byte) {
 	for _, want := range []string{"strict_tools", vendorOrigin, vendorVerifiedBy, `"openai-compat"`} {
 		if !strings.Contains(e.Message, want) {
 			t.Errorf("message lacks %q: %s", want, e.Message)
-		}
-	}
-}
-
-// countingCaps counts how often the body's capabilities are asked for.
-type countingCaps struct {
-	asked int
-	used  plan.CapSet
-}
-
-func (c *countingCaps) Caps() plan.CapSet { c.asked++; return c.used }
-
-// TestCapsReadOnlyWhenItMatters: a native-only plan never asks the reader,
-// nor does one whose every candidate keeps all a route's reader can see.
-func TestCapsReadOnlyWhenItMatters(t *testing.T) {
-	route := plan.RouteChatCompletions
-	native := plan.Candidate{Tier: plan.TierNative, Preserves: plan.AllCaps}
-	keepsReadable := plan.Candidate{Tier: plan.TierProviderCompat, Preserves: caps.Detectable(route)}
-	dropsStrict := plan.Candidate{Tier: plan.TierProviderCompat, Preserves: caps.Detectable(route) &^ plan.Of(plan.CapStrictTools)}
-	tests := []struct {
-		name       string
-		nativeOnly bool
-		cands      []plan.Candidate
-		asked      int
-	}{
-		{"native only", true, []plan.Candidate{native, native}, 0},
-		{"compat keeping everything readable", false, []plan.Candidate{keepsReadable, native}, 0},
-		{"compat dropping strict tools", false, []plan.Candidate{native, dropsStrict}, 1},
-	}
-	for _, tt := range tests {
-		src := &countingCaps{used: plan.Of(plan.CapStrictTools)}
-		used, read := capsUsed(&plan.Plan{NativeOnly: tt.nativeOnly}, tt.cands, route, src)
-		if src.asked != tt.asked || read != (tt.asked > 0) || (used != 0) != read {
-			t.Errorf("%s: asked %d times (read %v, used %v), want %d", tt.name, src.asked, read, used, tt.asked)
 		}
 	}
 }

@@ -112,8 +112,8 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 	d, e := s.decide(x, route)
 	s.countSelection(g, &d)
 	if e != nil {
-		if d.sel.Rejected {
-			x.rec.Origin = origins(&d)
+		if d.Selection.Rejected {
+			x.rec.Origin = d.Origins()
 		}
 		s.refuse(x, e)
 		return
@@ -126,9 +126,9 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Dialect:    x.dialect,
 		Body:       &x.body,
 		Upstreams:  x.snap.Upstreams,
-		Candidates: d.cands,
-		Order:      d.sel.Attempt,
-		Skips:      d.skips,
+		Candidates: d.Candidates,
+		Order:      d.Selection.Attempt,
+		Skips:      d.Skips,
 		Admission: admission.Request{
 			Graph: x.snap.Graph, Programs: x.snap.Programs, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
 			MaxOutput: x.maxOutput,
@@ -136,8 +136,8 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		Record: &x.rec,
 	}
 	s.proxy.Serve(&x.px)
-	if c := x.rec.Served; c != nil && d.sel.Lossy {
-		x.rec.Lost = d.used &^ c.Preserves
+	if c := x.rec.Served; c != nil && d.Selection.Lossy {
+		x.rec.Lost = d.Used &^ c.Preserves
 		s.countLosses(g, c, x.rec.Lost, metrics.DowngradeAllowed)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/route"
 )
 
 // routeModels is the metrics and log route label of GET /v1/models.
@@ -52,8 +53,7 @@ func (s *Server) listModels(x *exchange, d plan.Dialect, id string) *dialect.Err
 		return nil
 	}
 	if _, found := slices.BinarySearch(names, id); !found {
-		return &dialect.Error{Status: http.StatusNotFound, Code: dialect.CodeModelNotFound, Param: "model",
-			Message: "model " + quote(id) + " is not available to this key; " + available(names)}
+		return route.NotListed(id, names)
 	}
 	x.dialect.WriteModel(&x.w, id)
 	x.rec.Status = http.StatusOK

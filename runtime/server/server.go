@@ -1,8 +1,8 @@
 // Package server is pistrad's HTTP front: the public listener (inference
 // routes, preflight, models, health, metrics) and the admin listener, the
 // active policy snapshot and its reloads, client authentication, the
-// bounded body read, the routing decision (capability read and fidelity
-// selection) and every error answer before the attempt loop takes over.
+// bounded body read, asking the routing decision (package route) and
+// every error answer before the attempt loop takes over.
 package server
 
 import (
