@@ -127,7 +127,7 @@ func newRawServer(t *testing.T, handle func(c net.Conn)) *rawServer {
 }
 
 func newClient(t *testing.T, maxIdlePerHost int, idleTimeout time.Duration) *h1.Client {
-	c := h1.New(&net.Dialer{Timeout: guard}, maxIdlePerHost, idleTimeout)
+	c := h1.New(&net.Dialer{Timeout: guard}, h1.Options{MaxIdlePerHost: maxIdlePerHost, IdleTimeout: idleTimeout})
 	t.Cleanup(c.CloseIdleConnections)
 	return c
 }

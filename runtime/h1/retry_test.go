@@ -1,7 +1,6 @@
 package h1
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -63,7 +62,7 @@ func TestRetryWhenNothingWasWritten(t *testing.T) {
 			mu.Lock()
 			received = nil
 			mu.Unlock()
-			c := New(&net.Dialer{}, 4, time.Minute)
+			c := New(&net.Dialer{}, Options{MaxIdlePerHost: 4, IdleTimeout: time.Minute})
 			defer c.CloseIdleConnections()
 			broken := poolBroken(t, c, s.Listener.Addr().String())
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -104,9 +103,8 @@ func poolBroken(t *testing.T, c *Client, addr string) *brokenConn {
 		b.Close()
 	})
 	bc := &brokenConn{Conn: a}
-	c.idle[addr] = append(c.idle[addr], &conn{
-		nc: bc, br: bufio.NewReaderSize(bc, bufSize), bw: bufio.NewWriterSize(bc, bufSize),
-		addr: addr, idleSince: time.Now(),
-	})
+	cn := newConn(bc, addr)
+	cn.idleSince = time.Now()
+	c.idle[addr] = append(c.idle[addr], cn)
 	return bc
 }

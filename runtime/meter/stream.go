@@ -129,10 +129,7 @@ func (m *StreamMeter) NullUsage() (start, end int, ok bool) {
 	return m.nullUsage[0], m.nullUsage[1], m.hasNull
 }
 
-// apply folds a well-formed event into the meter. OpenAI usage objects
-// are whole-request figures, restated on every chunk by Gemini's compat
-// endpoint, so the latest replaces; Anthropic's counts are cumulative
-// and each event restates only some, so they overwrite field by field.
+// apply folds a well-formed event into the meter (see counts.fold).
 func (m *StreamMeter) apply(f *frame) Event {
 	var ev Event
 	switch m.shape {
@@ -145,12 +142,7 @@ func (m *StreamMeter) apply(f *frame) Event {
 	case ShapeMessages:
 		ev = messagesEvent(f.typ)
 	}
-	switch {
-	case m.shape == ShapeMessages:
-		m.c.overwrite(&f.usage)
-	case f.usage.obj:
-		m.c = f.usage
-	}
+	m.c.fold(m.shape, &f.usage)
 	if f.errored {
 		ev |= Error
 	}

@@ -131,13 +131,28 @@ next:
 	}
 }
 
-// usage normalises c into Usage's convention for the shape that wrote it.
-// It agrees with runtime/translate on the same input: an OpenAI usage
-// object is reported as soon as it is there, and a total of zero is taken
-// as a total not computed; an Anthropic one is reported when it states
-// input or output tokens, and its input is input_tokens plus the cache
-// reads and writes it counts beside them. Sums saturate rather than wrap,
-// so hostile counts cannot turn into a small bill.
+// fold takes in the counts o one event or object stated. OpenAI usage
+// objects are whole-request figures, restated on every chunk by Gemini's
+// compat endpoint, so the latest replaces; Anthropic's counts are
+// cumulative and each event restates only some, so they overwrite field
+// by field.
+func (c *counts) fold(shape Shape, o *counts) {
+	switch {
+	case shape == ShapeMessages:
+		c.overwrite(o)
+	case o.obj:
+		*c = *o
+	}
+}
+
+// usage normalises c into Usage's convention for the shape that wrote it:
+// an OpenAI usage object is reported as soon as it is there, and a total
+// of zero is taken as a total not computed; an Anthropic one is reported
+// when it states input or output tokens, and its input is input_tokens
+// plus the cache reads and writes it counts beside them. Sums saturate
+// rather than wrap, so hostile counts cannot turn into a small bill. The
+// passthrough readers and the translators (through UsageReader) all
+// normalise here.
 func (c *counts) usage(shape Shape) Usage {
 	u := Usage{
 		InputTokens:              c.n[fInput],
@@ -165,4 +180,43 @@ func add(a, b uint64) uint64 {
 		return math.MaxUint64
 	}
 	return sum
+}
+
+// UsageReader reads the usage objects of one answer that a translator
+// decodes itself, with the passthrough readers' vocabulary and
+// normalisation, so a request costs the same whichever path served it.
+// The zero value reads chat usage; Reset readies it for another answer.
+type UsageReader struct {
+	shape Shape
+	c     counts
+}
+
+// Reset readies r for an answer of the given usage shape.
+func (r *UsageReader) Reset(shape Shape) { *r = UsageReader{shape: shape} }
+
+// Read folds in one usage object, the raw JSON value an answer or event
+// gave (the caller's decoder has checked it well-formed), as StreamMeter
+// folds its events'. An absent, null or non-object value, or a count that
+// is not a non-negative integer, is read as absent.
+func (r *UsageReader) Read(raw []byte) {
+	if len(raw) == 0 {
+		return
+	}
+	s := jsonscan.NewValid(raw)
+	var c counts
+	readUsage(&s, vocabOf(r.shape), &c)
+	s.End()
+	if !s.Bad() {
+		r.c.fold(r.shape, &c)
+	}
+}
+
+// Usage is what the objects read so far report, normalised.
+func (r *UsageReader) Usage() Usage { return r.c.usage(r.shape) }
+
+// ReadUsage reads a whole answer's one usage object (see UsageReader.Read).
+func ReadUsage(shape Shape, raw []byte) Usage {
+	r := UsageReader{shape: shape}
+	r.Read(raw)
+	return r.Usage()
 }

@@ -17,7 +17,16 @@ type TransportOptions struct {
 	MaxIdleConnsPerHost int
 	DialTimeout         time.Duration
 	TLSHandshakeTimeout time.Duration
-	IdleConnTimeout     time.Duration
+	// IdleConnTimeout closes a connection idle that long, in either
+	// client: h1's reaper, net/http's own timers.
+	IdleConnTimeout time.Duration
+	// MaxResponseHeaderBytes bounds an upstream response's head, any 1xx
+	// heads before it included (0: DefaultMaxResponseHeaderBytes), in
+	// either client. A larger head fails the attempt as a connection
+	// failure would (the connect class, which retry.on and failover.on
+	// name), and its connection is closed unread. h1 also passes over at
+	// most h1.Max1xx informational responses.
+	MaxResponseHeaderBytes int64
 	// StdlibOnly sends cleartext upstreams through net/http's Transport
 	// too, rather than the lean HTTP/1.1 client.
 	StdlibOnly bool
@@ -29,6 +38,20 @@ var DefaultTransportOptions = TransportOptions{
 	DialTimeout:         5 * time.Second,
 	TLSHandshakeTimeout: 5 * time.Second,
 	IdleConnTimeout:     90 * time.Second,
+	// A response head over this is refused rather than buffered; net/http's
+	// Transport would take up to 10 MiB.
+	MaxResponseHeaderBytes: DefaultMaxResponseHeaderBytes,
+}
+
+// DefaultMaxResponseHeaderBytes is the response head limit (1 MiB), when
+// TransportOptions set none.
+const DefaultMaxResponseHeaderBytes = h1.DefaultMaxHeaderBytes
+
+func (o TransportOptions) maxHeaderBytes() int64 {
+	if o.MaxResponseHeaderBytes > 0 {
+		return o.MaxResponseHeaderBytes
+	}
+	return DefaultMaxResponseHeaderBytes
 }
 
 // NewTransport builds the one transport every upstream request shares, so
@@ -43,7 +66,8 @@ func NewTransport(o TransportOptions) *Transport {
 	d := o.dialer()
 	t := &Transport{std: newStdTransport(o, d)}
 	if !o.StdlibOnly {
-		t.lean = h1.New(d, o.MaxIdleConnsPerHost, o.IdleConnTimeout)
+		t.lean = h1.New(d, h1.Options{MaxIdlePerHost: o.MaxIdleConnsPerHost, IdleTimeout: o.IdleConnTimeout,
+			MaxHeaderBytes: o.maxHeaderBytes()})
 	}
 	return t
 }
@@ -66,16 +90,17 @@ func (o TransportOptions) dialer() *net.Dialer {
 
 func newStdTransport(o TransportOptions, d *net.Dialer) *http.Transport {
 	return &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         d.DialContext,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConns:        0, // no global cap; the per-host cap governs
-		MaxIdleConnsPerHost: o.MaxIdleConnsPerHost,
-		IdleConnTimeout:     o.IdleConnTimeout,
-		TLSHandshakeTimeout: o.TLSHandshakeTimeout,
-		DisableCompression:  true,
-		WriteBufferSize:     16 << 10,
-		ReadBufferSize:      16 << 10,
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            d.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           0, // no global cap; the per-host cap governs
+		MaxIdleConnsPerHost:    o.MaxIdleConnsPerHost,
+		IdleConnTimeout:        o.IdleConnTimeout,
+		TLSHandshakeTimeout:    o.TLSHandshakeTimeout,
+		MaxResponseHeaderBytes: o.maxHeaderBytes(),
+		DisableCompression:     true,
+		WriteBufferSize:        16 << 10,
+		ReadBufferSize:         16 << 10,
 	}
 }
 
@@ -110,6 +135,21 @@ func (t *Transport) isDirect(req *http.Request) bool {
 func (t *Transport) CloseIdleConnections() {
 	if t.lean != nil {
 		t.lean.CloseIdleConnections()
+	}
+	t.std.CloseIdleConnections()
+}
+
+// CloseIdleConnectionsTo closes the pooled connections to hosts (as base
+// URLs write them), which a reload has dropped; connections still in use
+// close once idle for IdleConnTimeout. h1 closes just those; net/http's
+// Transport can only close all of its idle connections, so the hosts
+// kept re-dial once.
+func (t *Transport) CloseIdleConnectionsTo(hosts []string) {
+	if len(hosts) == 0 {
+		return
+	}
+	if t.lean != nil {
+		t.lean.CloseIdleConnectionsTo(hosts)
 	}
 	t.std.CloseIdleConnections()
 }

@@ -36,15 +36,36 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 	return snap, nil
 }
 
-// closeIdle closes the idle connections of a retired snapshot's own
-// transports; those still carrying a request close once idle for the
-// transport's idle timeout.
-func closeIdle(snap *snapshot.Snapshot) {
-	for i := range snap.Upstreams {
-		if t, ok := snap.Upstreams[i].Transport.(interface{ CloseIdleConnections() }); ok {
+// closeIdle closes the idle connections the retired snapshot old leaves:
+// all those of its own transports, and the shared transport's to hosts
+// the serving snapshot cur no longer sends to. Those still carrying a
+// request close once idle for the transport's idle timeout.
+func (s *Server) closeIdle(old, cur *snapshot.Snapshot) {
+	for i := range old.Upstreams {
+		if t, ok := old.Upstreams[i].Transport.(interface{ CloseIdleConnections() }); ok {
 			t.CloseIdleConnections()
 		}
 	}
+	t, ok := s.opts.Upstream.(interface{ CloseIdleConnectionsTo(hosts []string) })
+	if !ok {
+		return
+	}
+	kept := hosts(cur)
+	var dropped []string
+	for h := range hosts(old) {
+		if !kept[h] {
+			dropped = append(dropped, h)
+		}
+	}
+	t.CloseIdleConnectionsTo(dropped)
+}
+
+func hosts(snap *snapshot.Snapshot) map[string]bool {
+	set := map[string]bool{}
+	for i := range snap.Upstreams {
+		snap.Upstreams[i].Hosts(set)
+	}
+	return set
 }
 
 // Reload builds a new snapshot and swaps it in. A bundle that fails any
@@ -64,7 +85,7 @@ func (s *Server) Reload() (changed bool, err error) {
 	}
 	s.lastReloadErr = ""
 	old := s.snap.Swap(snap)
-	closeIdle(old)
+	s.closeIdle(old, snap)
 	changed = snap.Graph.SourceHash != old.Graph.SourceHash || snap.Graph.Digest != old.Graph.Digest
 	s.log.Info("reload applied", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
 		"previous_source_hash", old.Graph.SourceHash, "policy_changed", changed,

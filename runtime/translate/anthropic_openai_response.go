@@ -19,7 +19,7 @@ import (
 // their ids and the arguments string parsed into the input object. The
 // completion id is kept as the message id.
 func OpenAIToAnthropicResponse(body []byte, model string) ([]byte, meter.Usage, error) {
-	var in oaiCompletion
+	var in oaiAnswer
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, meter.Usage{}, fmt.Errorf("openai response: %w", err)
 	}
@@ -40,10 +40,7 @@ func OpenAIToAnthropicResponse(body []byte, model string) ([]byte, meter.Usage, 
 		}
 		content = append(content, antBlock{Type: "tool_use", ID: c.ID, Name: c.Function.Name, Input: input})
 	}
-	var usage meter.Usage
-	if in.Usage != nil {
-		usage = in.Usage.normalised()
-	}
+	usage := meter.ReadUsage(meter.ShapeChat, in.Usage)
 	refused := choice.Message.Refusal != nil && *choice.Message.Refusal != ""
 	stop, seq := stopReason(choice.FinishReason, choice.StopReason, len(choice.Message.ToolCalls) > 0, refused)
 	out, err := marshal(antClientResponse{

@@ -81,11 +81,10 @@ type openAIToAnthropicStream struct {
 	nextBlock int
 	calls     []callSlot
 
-	usage    oaiUsage
-	reported bool
-	finish   string
-	stopSeq  []byte // vLLM's stop_reason, raw
-	refused  bool
+	usage   meter.UsageReader // chat usage
+	finish  string
+	stopSeq []byte // vLLM's stop_reason, raw
+	refused bool
 }
 
 // NewOpenAIToAnthropicStream returns a Stream that reads a Chat Completions
@@ -107,12 +106,7 @@ func NewOpenAIToAnthropicStream(w io.Writer, clientModel string) Stream {
 	return s
 }
 
-func (s *openAIToAnthropicStream) Usage() meter.Usage {
-	if !s.reported {
-		return meter.Usage{}
-	}
-	return s.usage.normalised()
-}
+func (s *openAIToAnthropicStream) Usage() meter.Usage { return s.usage.Usage() }
 
 // Event handles one upstream chunk; it implements sse.Handler.
 func (s *openAIToAnthropicStream) Event(data []byte) error {
@@ -135,15 +129,7 @@ func (s *openAIToAnthropicStream) Event(data []byte) error {
 	if s.state == awaitingStart {
 		s.start()
 	}
-	if len(s.chunk.Usage) > 0 && string(s.chunk.Usage) != "null" {
-		// Counts are whole-request totals, restated on every chunk by some
-		// servers: overwrite.
-		s.usage = oaiUsage{}
-		if err := s.dec.decode(s.chunk.Usage, &s.usage); err != nil {
-			return err
-		}
-		s.reported = true
-	}
+	s.usage.Read(s.chunk.Usage) // a whole-request figure: the latest replaces
 	for i := range s.chunk.Choices {
 		if c := &s.chunk.Choices[i]; c.Index == 0 {
 			s.choice(c)

@@ -66,11 +66,7 @@ func TestReasoningEffortBothWays(t *testing.T) {
 // TestUsageConversion checks the convention change: Anthropic's input_tokens
 // excludes cache traffic, OpenAI's prompt_tokens includes it.
 func TestUsageConversion(t *testing.T) {
-	var a antUsage
-	if err := json.Unmarshal([]byte(`{"input_tokens":21,"cache_creation_input_tokens":188,"cache_read_input_tokens":1873,"output_tokens":9}`), &a); err != nil {
-		t.Fatal(err)
-	}
-	u := a.normalised()
+	u := meter.ReadUsage(meter.ShapeMessages, []byte(`{"input_tokens":21,"cache_creation_input_tokens":188,"cache_read_input_tokens":1873,"output_tokens":9}`))
 	o := openAIUsage(u)
 	if o.PromptTokens != 21+188+1873 || o.PromptTokensDetails.CachedTokens != 1873 || o.TotalTokens != 21+188+1873+9 {
 		t.Errorf("openai usage %+v", o)
@@ -87,13 +83,13 @@ func TestUsageConversion(t *testing.T) {
 // TestDeltaUsageOverwrites checks that message_delta counts replace earlier
 // ones and absent counts keep theirs.
 func TestDeltaUsageOverwrites(t *testing.T) {
-	var total, start, delta antUsage
-	_ = json.Unmarshal([]byte(`{"input_tokens":21,"cache_read_input_tokens":100,"output_tokens":1}`), &start)
-	_ = json.Unmarshal([]byte(`{"output_tokens":15}`), &delta)
-	start.overwrite(&total)
-	delta.overwrite(&total)
-	delta.overwrite(&total)
-	if u := total.normalised(); u.InputTokens != 121 || u.OutputTokens != 15 || u.CachedInputTokens != 100 {
+	var total meter.UsageReader
+	total.Reset(meter.ShapeMessages)
+	start, delta := []byte(`{"input_tokens":21,"cache_read_input_tokens":100,"output_tokens":1}`), []byte(`{"output_tokens":15}`)
+	total.Read(start)
+	total.Read(delta)
+	total.Read(delta)
+	if u := total.Usage(); u.InputTokens != 121 || u.OutputTokens != 15 || u.CachedInputTokens != 100 {
 		t.Errorf("got %+v", u)
 	}
 }

@@ -51,7 +51,7 @@ func AnthropicToOpenAIResponse(body []byte, model string) ([]byte, meter.Usage, 
 		s := text.String()
 		msg.Content = &s
 	}
-	usage := in.Usage.normalised()
+	usage := meter.ReadUsage(meter.ShapeMessages, in.Usage)
 	out, err := marshal(oaiCompletion{
 		ID: in.ID, Object: "chat.completion", Created: now().Unix(), Model: cmp.Or(in.Model, model),
 		Choices: []oaiChoice{{Message: msg, FinishReason: finishReason(in.StopReason)}},

@@ -21,7 +21,7 @@ type antEvent struct {
 	Message struct {
 		ID    json.RawMessage `json:"id"`
 		Model json.RawMessage `json:"model"`
-		Usage antUsage        `json:"usage"`
+		Usage json.RawMessage `json:"usage"`
 	} `json:"message"`
 	ContentBlock struct {
 		Type json.RawMessage `json:"type"`
@@ -34,8 +34,8 @@ type antEvent struct {
 		PartialJSON json.RawMessage `json:"partial_json"`
 		StopReason  json.RawMessage `json:"stop_reason"`
 	} `json:"delta"`
-	Usage antUsage     `json:"usage"`
-	Error antErrorBody `json:"error"`
+	Usage json.RawMessage `json:"usage"`
+	Error antErrorBody    `json:"error"`
 }
 
 // reset clears e for the next event, keeping its buffers: the decoder leaves
@@ -44,11 +44,12 @@ func (e *antEvent) reset() {
 	for _, raw := range [...]*json.RawMessage{
 		&e.Type, &e.Message.ID, &e.ContentBlock.Type, &e.ContentBlock.ID, &e.ContentBlock.Name,
 		&e.Delta.Type, &e.Delta.Text, &e.Delta.PartialJSON, &e.Delta.StopReason,
+		&e.Message.Usage, &e.Usage,
 	} {
 		*raw = (*raw)[:0]
 	}
 	e.Index = 0
-	e.Message.Usage, e.Usage, e.Error = antUsage{}, antUsage{}, antErrorBody{}
+	e.Error = antErrorBody{}
 }
 
 // toolSlot ties an Anthropic content block to an OpenAI tool call index.
@@ -64,7 +65,7 @@ type anthropicToOpenAIStream struct {
 	ev           antEvent
 	prefix       []byte // every chunk's opening, up to and including "choices":[
 	tools        []toolSlot
-	usage        antUsage
+	usage        meter.UsageReader // Anthropic usage, overwritten count by count
 }
 
 // NewAnthropicToOpenAIStream returns a Stream that reads an Anthropic
@@ -82,11 +83,12 @@ type anthropicToOpenAIStream struct {
 func NewAnthropicToOpenAIStream(w io.Writer, clientModel string, includeUsage bool) Stream {
 	model, _ := json.Marshal(clientModel) // a string: cannot fail
 	s := &anthropicToOpenAIStream{model: model, includeUsage: includeUsage}
+	s.usage.Reset(meter.ShapeMessages)
 	s.streamCore = streamCore{w: w, frames: s}
 	return s
 }
 
-func (s *anthropicToOpenAIStream) Usage() meter.Usage { return s.usage.normalised() }
+func (s *anthropicToOpenAIStream) Usage() meter.Usage { return s.usage.Usage() }
 
 // Event handles one upstream event; it implements sse.Handler.
 func (s *anthropicToOpenAIStream) Event(data []byte) error {
@@ -114,7 +116,7 @@ func (s *anthropicToOpenAIStream) Event(data []byte) error {
 	case `"content_block_delta"`:
 		s.blockDelta()
 	case `"message_delta"`:
-		s.ev.Usage.overwrite(&s.usage)
+		s.usage.Read(s.ev.Usage)
 		s.messageDelta()
 	case `"message_stop"`:
 		if s.state == streaming {
@@ -133,7 +135,7 @@ func (s *anthropicToOpenAIStream) start() error {
 	if !isJSONString(s.ev.Message.ID) {
 		return errors.New("message_start without a message id")
 	}
-	s.ev.Message.Usage.overwrite(&s.usage)
+	s.usage.Read(s.ev.Message.Usage)
 	s.model = servedModel(s.model, s.ev.Message.Model)
 	s.prefix = append(s.prefix[:0], `{"id":`...)
 	s.prefix = append(s.prefix, s.ev.Message.ID...)

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/pistra/pistra/runtime/meter"
 )
@@ -108,7 +107,8 @@ type antResponse struct {
 	Model      string     `json:"model"`
 	Content    []antBlock `json:"content"`
 	StopReason string     `json:"stop_reason"`
-	Usage      antUsage   `json:"usage"`
+	// Usage is left raw for meter's reader.
+	Usage json.RawMessage `json:"usage"`
 }
 
 // antClientResponse is a non-stream message as written for a client.
@@ -121,50 +121,6 @@ type antClientResponse struct {
 	StopReason   string         `json:"stop_reason"`
 	StopSequence *string        `json:"stop_sequence"`
 	Usage        antClientUsage `json:"usage"`
-}
-
-// antUsage reads Anthropic usage. Counts remember whether they were present,
-// because a stream's message_delta restates only some of them and a present
-// count overwrites while an absent one must not.
-type antUsage struct {
-	InputTokens              optCount `json:"input_tokens"`
-	CacheCreationInputTokens optCount `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     optCount `json:"cache_read_input_tokens"`
-	OutputTokens             optCount `json:"output_tokens"`
-	OutputTokensDetails      struct {
-		ThinkingTokens optCount `json:"thinking_tokens"`
-	} `json:"output_tokens_details"`
-}
-
-// overwrite copies the counts present in u onto dst: Anthropic stream counts
-// are cumulative, never increments.
-func (u *antUsage) overwrite(dst *antUsage) {
-	for _, p := range [...][2]*optCount{
-		{&dst.InputTokens, &u.InputTokens},
-		{&dst.CacheCreationInputTokens, &u.CacheCreationInputTokens},
-		{&dst.CacheReadInputTokens, &u.CacheReadInputTokens},
-		{&dst.OutputTokens, &u.OutputTokens},
-		{&dst.OutputTokensDetails.ThinkingTokens, &u.OutputTokensDetails.ThinkingTokens},
-	} {
-		if p[1].set {
-			*p[0] = *p[1]
-		}
-	}
-}
-
-// normalised converts to Usage's convention, where input includes the cache
-// reads and writes that Anthropic's input_tokens excludes.
-func (u *antUsage) normalised() meter.Usage {
-	in := u.InputTokens.n + u.CacheReadInputTokens.n + u.CacheCreationInputTokens.n
-	return meter.Usage{
-		InputTokens:              in,
-		CachedInputTokens:        u.CacheReadInputTokens.n,
-		CacheCreationInputTokens: u.CacheCreationInputTokens.n,
-		OutputTokens:             u.OutputTokens.n,
-		TotalTokens:              in + u.OutputTokens.n,
-		ReasoningTokens:          u.OutputTokensDetails.ThinkingTokens.n,
-		Reported:                 u.InputTokens.set || u.OutputTokens.set,
-	}
 }
 
 // antClientUsage is usage as written for an Anthropic client.
@@ -184,33 +140,6 @@ func anthropicUsage(u meter.Usage) antClientUsage {
 		CacheReadInputTokens: u.CachedInputTokens,
 		OutputTokens:         u.OutputTokens,
 	}
-}
-
-// optCount is a token count that remembers whether it was present. It
-// decodes without allocating, since stream events carry usage.
-type optCount struct {
-	n   uint64
-	set bool
-}
-
-var errBadCount = errors.New("token count must be a non-negative integer")
-
-func (c *optCount) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	if len(b) == 0 || len(b) > 19 {
-		return errBadCount
-	}
-	var n uint64
-	for _, d := range b {
-		if d < '0' || d > '9' {
-			return errBadCount
-		}
-		n = n*10 + uint64(d-'0')
-	}
-	*c = optCount{n: n, set: true}
-	return nil
 }
 
 // antError is the Anthropic error envelope.

@@ -125,8 +125,7 @@ type oaiFunctionCall struct {
 	Arguments string `json:"arguments"`
 }
 
-// oaiCompletion is a non-stream chat.completion, read from an upstream and
-// written for a client.
+// oaiCompletion is a non-stream chat.completion as written for a client.
 type oaiCompletion struct {
 	ID      string      `json:"id"`
 	Object  string      `json:"object"`
@@ -134,6 +133,15 @@ type oaiCompletion struct {
 	Model   string      `json:"model"`
 	Choices []oaiChoice `json:"choices"`
 	Usage   *oaiUsage   `json:"usage,omitempty"`
+}
+
+// oaiAnswer is a non-stream chat.completion as an upstream sends it. Its
+// usage is left raw for meter's reader.
+type oaiAnswer struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Choices []oaiChoice     `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
 }
 
 type oaiChoice struct {
@@ -154,51 +162,26 @@ type oaiReplyMessage struct {
 	ToolCalls []oaiToolCall `json:"tool_calls,omitempty"`
 }
 
+// oaiUsage is usage as written for an OpenAI client.
 type oaiUsage struct {
-	PromptTokens            uint64                `json:"prompt_tokens"`
-	CompletionTokens        uint64                `json:"completion_tokens"`
-	TotalTokens             uint64                `json:"total_tokens"`
-	PromptTokensDetails     *oaiPromptDetails     `json:"prompt_tokens_details,omitempty"`
-	CompletionTokensDetails *oaiCompletionDetails `json:"completion_tokens_details,omitempty"`
+	PromptTokens        uint64            `json:"prompt_tokens"`
+	CompletionTokens    uint64            `json:"completion_tokens"`
+	TotalTokens         uint64            `json:"total_tokens"`
+	PromptTokensDetails *oaiPromptDetails `json:"prompt_tokens_details,omitempty"`
 }
 
 type oaiPromptDetails struct {
-	CachedTokens     uint64 `json:"cached_tokens"`
-	CacheWriteTokens uint64 `json:"cache_write_tokens,omitempty"`
-}
-
-type oaiCompletionDetails struct {
-	ReasoningTokens uint64 `json:"reasoning_tokens"`
-}
-
-// normalised reads an OpenAI usage object; it is already in Usage's convention.
-func (u *oaiUsage) normalised() meter.Usage {
-	out := meter.Usage{
-		InputTokens:  u.PromptTokens,
-		OutputTokens: u.CompletionTokens,
-		TotalTokens:  u.TotalTokens,
-		Reported:     true,
-	}
-	if d := u.PromptTokensDetails; d != nil {
-		out.CachedInputTokens = d.CachedTokens
-		out.CacheCreationInputTokens = d.CacheWriteTokens
-	}
-	if d := u.CompletionTokensDetails; d != nil {
-		out.ReasoningTokens = d.ReasoningTokens
-	}
-	if out.TotalTokens == 0 {
-		out.TotalTokens = out.InputTokens + out.OutputTokens
-	}
-	return out
+	CachedTokens uint64 `json:"cached_tokens"`
 }
 
 // openAIUsage renders usage for an OpenAI client. Only the cached split
-// survives; cache writes and reasoning are collapsed (usage_details).
+// survives; cache writes and reasoning are collapsed (usage_details). The
+// total is meter's, input plus output without wrapping.
 func openAIUsage(u meter.Usage) *oaiUsage {
 	return &oaiUsage{
 		PromptTokens:        u.InputTokens,
 		CompletionTokens:    u.OutputTokens,
-		TotalTokens:         u.InputTokens + u.OutputTokens,
+		TotalTokens:         u.TotalTokens,
 		PromptTokensDetails: &oaiPromptDetails{CachedTokens: u.CachedInputTokens},
 	}
 }

@@ -329,6 +329,18 @@ func (u *Upstream) URL(c *plan.Candidate, inbound plan.Route) *url.URL {
 	return u.channels[c.Channel].urls[i]
 }
 
+// Hosts adds to set the host (host or host:port, as the URL writes it) of
+// every URL u's channels send to.
+func (u *Upstream) Hosts(set map[string]bool) {
+	for i := range u.channels {
+		for _, url := range u.channels[i].urls {
+			if url != nil {
+				set[url.Host] = true
+			}
+		}
+	}
+}
+
 // Channel is candidate c's channel; c must be one of u's.
 func (u *Upstream) Channel(c *plan.Candidate) *Channel { return &u.channels[c.Channel] }
 
