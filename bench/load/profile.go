@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// profileConc is the concurrency the profiles are taken at.
+const profileConc = 16
+
+// profile captures, from pistrad's admin listener (behind its token), a
+// CPU profile and an allocation profile (the allocations made over the
+// same window) during one extra JSON and one extra SSE cell, outside the
+// measured rounds: profiling costs the process CPU of its own.
+func profile(cfg config, targets []*target) error {
+	var p *target
+	for _, t := range targets {
+		if t.name == "pistrad" {
+			p = t
+		}
+	}
+	if p == nil {
+		return errors.New("-profile needs the pistrad target")
+	}
+	if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
+		return err
+	}
+	secs := max(5, int(cfg.duration.Round(time.Second)/time.Second))
+	for _, stream := range []bool{false, true} {
+		name := fmt.Sprintf("pistrad-%s-c%d", cond(!stream, "json", "sse"), profileConc)
+		if err := profileCell(p, stream, secs, filepath.Join(cfg.profile, name)); err != nil {
+			return fmt.Errorf("profile %s: %w", name, err)
+		}
+		fmt.Printf("profiles: go tool pprof -top -cum %[1]s.cpu.pprof; go tool pprof -top %[1]s.cpu.pprof; go tool pprof -top -sample_index=alloc_objects %[1]s.allocs.pprof\n",
+			filepath.Join(cfg.profile, name))
+	}
+	return nil
+}
+
+// profileCell runs the load for secs and a bit, and takes both profiles
+// over secs inside it.
+func profileCell(t *target, stream bool, secs int, prefix string) error {
+	done := make(chan sample, 1)
+	go func() { done <- run(t, stream, profileConc, time.Duration(secs)*time.Second+time.Second) }()
+	time.Sleep(250 * time.Millisecond) // the load is running at full concurrency
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, kind := range []string{"profile", "allocs"} {
+		file := prefix + cond(kind == "profile", ".cpu.pprof", ".allocs.pprof")
+		wg.Go(func() { errs[i] = fetchProfile(t.admin+"/debug/pprof/"+kind, secs, file) })
+	}
+	wg.Wait()
+	if s := <-done; s.errors > 0 {
+		errs = append(errs, fmt.Errorf("%d invalid responses while profiling, e.g. %v", s.errors, s.firstErr))
+	}
+	return errors.Join(errs...)
+}
+
+func fetchProfile(url string, secs int, file string) error {
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s?seconds=%d", url, secs), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	c := &http.Client{Timeout: time.Duration(secs)*time.Second + 30*time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
