@@ -43,17 +43,10 @@ type leanRelay struct {
 
 // serveLeanRelay serves the relay to target on a loopback port.
 func serveLeanRelay(target string) error {
-	u, err := url.Parse(strings.TrimSuffix(target, "/"))
+	l, err := newLeanRelay(target, os.Getenv(leanKeyEnv), os.Getenv(leanUpstreamEnv))
 	if err != nil {
 		return err
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 4096
-	t.DisableCompression = true
-	l := &leanRelay{t: t, base: u, want: []byte("Bearer " + os.Getenv(leanKeyEnv)),
-		upstream: []string{"Bearer " + os.Getenv(leanUpstreamEnv)}}
-	l.bodies.New = func() any { return newLeanBody(&l.bodies) }
-	l.copies.New = func() any { b := make([]byte, 32<<10); return &b }
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -64,6 +57,22 @@ func serveLeanRelay(target string) error {
 	}
 	fmt.Fprintf(os.Stdout, "listening %s stats=%s\n", ln.Addr(), stats)
 	return http.Serve(ln, l)
+}
+
+// newLeanRelay relays to target for clients holding key, presenting
+// upstreamKey there.
+func newLeanRelay(target, key, upstreamKey string) (*leanRelay, error) {
+	u, err := url.Parse(strings.TrimSuffix(target, "/"))
+	if err != nil {
+		return nil, err
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 4096
+	t.DisableCompression = true
+	l := &leanRelay{t: t, base: u, want: []byte("Bearer " + key), upstream: []string{"Bearer " + upstreamKey}}
+	l.bodies.New = func() any { return newLeanBody(&l.bodies) }
+	l.copies.New = func() any { b := make([]byte, 32<<10); return &b }
+	return l, nil
 }
 
 func (l *leanRelay) ServeHTTP(w http.ResponseWriter, r *http.Request) {

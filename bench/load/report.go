@@ -227,6 +227,9 @@ func cond(ok bool, s string, alt ...string) string {
 // below the lean relay's at c=1 and c=16, and at most 150 µs added p50
 // over direct at c=1.
 func (r *results) printVerdicts(cfg config) {
+	if !r.has("pistrad") || !r.has("leanrelay") {
+		return
+	}
 	fmt.Println("\nissue 18's limits (pistrad, everything on)")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "cell\tCPU ÷ leanrelay\tlimit\tadded p50 µs (pistrad / leanrelay / nginx)\tlimit\tverdict\t")

@@ -22,6 +22,7 @@ import (
 type scaleConfig struct {
 	streams    int
 	chunkDelay time.Duration
+	ramp       time.Duration
 }
 
 func (c *scaleConfig) register(fs *flag.FlagSet) {
@@ -30,6 +31,8 @@ func (c *scaleConfig) register(fs *flag.FlagSet) {
 			"and report RSS, CPU and goroutines per open stream and time to first byte (0: off)")
 	fs.DurationVar(&c.chunkDelay, "scale-chunk-delay", 250*time.Millisecond,
 		"the fake's pause between a scale stream's 17 events (the default holds each stream open 4 s)")
+	fs.DurationVar(&c.ramp, "scale-ramp", time.Second,
+		"the scale streams start evenly over this time, so time to first byte is the gateway's rather than a burst of connects; keep it well under a stream's length")
 }
 
 // scaleTargets are measured in scale mode unless -targets names others.
@@ -90,7 +93,7 @@ func benchScale(cfg config) error {
 			}
 			var smp scaleSample
 			if err == nil {
-				smp, err = scaleRun(t, base, n, cfg.scale.chunkDelay)
+				smp, err = scaleRun(t, base, cfg.scale)
 			}
 			sub.stop()
 			if err != nil {
@@ -108,8 +111,9 @@ func benchScale(cfg config) error {
 
 // scaleRun warms t up on quick streams, reads its idle figures, then opens
 // n slow streams at once and samples it while all are open.
-func scaleRun(t *target, base string, n int, delay time.Duration) (scaleSample, error) {
+func scaleRun(t *target, base string, c scaleConfig) (scaleSample, error) {
 	var s scaleSample
+	n := c.streams
 	t.client = newClient(n)
 	defer t.client.CloseIdleConnections()
 	if err := setChunkDelay(base, 0); err != nil {
@@ -122,7 +126,7 @@ func scaleRun(t *target, base string, n int, delay time.Duration) (scaleSample, 
 	time.Sleep(time.Second) // the warm-up's connections closed on the gateway's side too
 	s.idleRSS, _ = treeRSS(t.pid)
 	s.idleG = gauge(t, "go_goroutines")
-	if err := setChunkDelay(base, delay); err != nil {
+	if err := setChunkDelay(base, c.chunkDelay); err != nil {
 		return s, err
 	}
 	defer setChunkDelay(base, 0) //nolint:errcheck // the next run sets it again and reports
@@ -133,8 +137,10 @@ func scaleRun(t *target, base string, n int, delay time.Duration) (scaleSample, 
 	errs := make([]error, n)
 	done := make(chan struct{})
 	cpu0 := gatewayCPU(t.pid)
+	start := time.Now()
 	for i := range n {
 		go func() {
+			time.Sleep(time.Until(start.Add(c.ramp * time.Duration(i) / time.Duration(n))))
 			defer func() {
 				if finished.Add(1) == int64(n) {
 					close(done)
