@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -183,22 +182,10 @@ func (r *rig) series() (map[string]float64, error) {
 // getJSON GETs url (with a bearer token when given) on a connection of
 // its own and decodes the answer into v.
 func getJSON(url, token string, v any) error {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	body, err := proc.Get(url, token, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
+	defer body.Close()
+	return json.NewDecoder(body).Decode(v)
 }

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/pistra/pistra/bench/internal/proc"
 )
 
 // profileConc is the concurrency the profiles are taken at.
@@ -63,26 +64,16 @@ func profileCell(t *target, stream bool, secs int, prefix string) error {
 }
 
 func fetchProfile(url string, secs int, file string) error {
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s?seconds=%d", url, secs), nil)
+	body, err := proc.Get(fmt.Sprintf("%s?seconds=%d", url, secs), adminToken, time.Duration(secs)*time.Second+30*time.Second)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	c := &http.Client{Timeout: time.Duration(secs)*time.Second + 30*time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
-	}
+	defer body.Close()
 	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	if _, err := io.Copy(f, body); err != nil {
 		f.Close()
 		return err
 	}

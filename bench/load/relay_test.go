@@ -100,8 +100,10 @@ func checkRelay(t *testing.T, e *echo, url, key string) {
 	}
 }
 
-func TestLeanRelay(t *testing.T) {
-	e := startEcho(t, "up")
+// startLean serves a lean relay to e for the key "client" on loopback and
+// returns its chat completions URL.
+func startLean(t *testing.T, e *echo) string {
+	t.Helper()
 	l, err := newLeanRelay(e.url, "client", "up")
 	if err != nil {
 		t.Fatal(err)
@@ -112,8 +114,13 @@ func TestLeanRelay(t *testing.T) {
 	}
 	srv := &http.Server{Handler: l}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	url := "http://" + ln.Addr().String() + "/v1/chat/completions"
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/v1/chat/completions"
+}
+
+func TestLeanRelay(t *testing.T) {
+	e := startEcho(t, "up")
+	url := startLean(t, e)
 	checkRelay(t, e, url, "client")
 
 	resp, err := post(url, "client", make([]byte, maxLeanBody+1), false)
@@ -131,18 +138,7 @@ func TestLeanRelay(t *testing.T) {
 // while the Transport still read it would mix them (and -race would say).
 func TestLeanRelayPooledBuffersDoNotCross(t *testing.T) {
 	e := startEcho(t, "up")
-	l, err := newLeanRelay(e.url, "client", "up")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: l}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	url := "http://" + ln.Addr().String() + "/v1/chat/completions"
+	url := startLean(t, e)
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)
 	for w := range 32 {

@@ -10,27 +10,39 @@ import (
 	"time"
 )
 
-// Scrape GETs a Prometheus text endpoint (with a bearer token when given)
-// on a connection of its own, so the scrape leaves no idle connection
-// behind in the process measured.
-func Scrape(url, token string) (string, error) {
+// Get GETs url (with a bearer token when given) on a connection of its
+// own, so the call leaves no idle connection behind in the process
+// measured, and returns the body of a 200 answer for the caller to read
+// and close within timeout.
+func Get(url, token string, timeout time.Duration) (io.ReadCloser, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: timeout}
 	resp, err := c.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("scrape %s: %w", url, err)
+		return nil, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("scrape %s: %s", url, resp.Status)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
 	}
+	return resp.Body, nil
+}
+
+// Scrape reads a Prometheus text endpoint.
+func Scrape(url, token string) (string, error) {
+	body, err := Get(url, token, 10*time.Second)
+	if err != nil {
+		return "", fmt.Errorf("scrape: %w", err)
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
 	return string(b), err
 }
 
