@@ -70,7 +70,8 @@ func parseFlags() (config, error) {
 	flag.StringVar(&conc, "concurrency", "1,16,64", "client concurrency levels")
 	flag.StringVar(&targets, "targets", "", "comma-separated targets to measure (default all; direct always runs)")
 	flag.StringVar(&c.profile, "profile", "",
-		"after the rounds, capture CPU and allocation profiles of pistrad (everything on) during one extra JSON and one SSE cell at c=16, into this `DIR`")
+		"after the rounds, capture CPU and allocation profiles of pistrad (everything on) during one extra JSON and one SSE cell at c=16, into this `DIR` "+
+			"(pistrad then samples allocations finely, which costs it CPU in the rounds too)")
 	c.scale.register(flag.CommandLine)
 	flag.Parse()
 	for f := range strings.SplitSeq(conc, ",") {
@@ -101,6 +102,9 @@ func bench(cfg config) error {
 	}
 	defer os.RemoveAll(dir)
 	r := &rig{dir: dir, idle: max(512, slices.Max(cfg.conc))}
+	if cfg.profile != "" {
+		r.memProfileRate = profileMemRate // the rounds of a profiling run pay for it too
+	}
 	defer r.stop()
 	targets, err := setUp(r, cfg)
 	if err != nil {

@@ -12,8 +12,12 @@ import (
 	"github.com/pistra/pistra/bench/internal/proc"
 )
 
-// profileConc is the concurrency the profiles are taken at.
-const profileConc = 16
+// profileConc is the concurrency the profiles are taken at;
+// profileMemRate pistrad's bytes per sampled allocation while profiled.
+const (
+	profileConc    = 16
+	profileMemRate = 4096
+)
 
 // profile captures, from pistrad's admin listener (behind its token), a
 // CPU profile and an allocation profile (the allocations made over the

@@ -21,6 +21,10 @@ type rig struct {
 	// idle is how many idle upstream connections each gateway keeps: at
 	// least the client concurrency, so no gateway pays for re-dialling.
 	idle int
+	// memProfileRate, when set, is pistrad's bytes per sampled allocation
+	// (GODEBUG=memprofilerate): Go's 512 KiB default samples a few hundred
+	// of a profile cell's allocations, too few to rank their sites.
+	memProfileRate int
 }
 
 func (r *rig) start(name string, cmd *exec.Cmd, marker string, addrOf func(string) string) (*proc.Proc, error) {
@@ -61,6 +65,9 @@ func (r *rig) pistrad(name, bundle, key string, extra ...string) (*target, error
 	}
 	cmd := exec.Command(r.dir+"/pistrad", append(args, extra...)...)
 	cmd.Env = append(os.Environ(), leanUpstreamEnv+"=bench-upstream", "PISTRA_ADMIN_TOKEN="+adminToken)
+	if r.memProfileRate > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GODEBUG=memprofilerate=%d", r.memProfileRate))
+	}
 	p, err := r.start(name, cmd, `"msg":"listening"`, func(l string) string { return proc.Field(l, "public") })
 	if err != nil {
 		return nil, err
