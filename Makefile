@@ -3,7 +3,7 @@ GO ?= go
 # Multiplies each fuzz target's execution count (scripts/fuzz.sh).
 FUZZSCALE ?= 1
 
-.PHONY: run test build gen gencheck policycheck vet fmtcheck unit policytest fuzz bench chaos
+.PHONY: run test build gen gencheck policycheck vet fmtcheck unit policytest fuzz bench bench-nginx bench-scale bench-profile chaos
 
 run: gen
 	./scripts/run.sh
@@ -53,9 +53,35 @@ policycheck:
 test: vet fmtcheck gencheck policycheck unit policytest fuzz
 
 # The load benchmark, then the per-request and per-chunk costs in allocs/op.
-bench:
-	$(GO) run ./bench/load
+# BENCHFLAGS passes flags to bench/load, e.g. BENCHFLAGS="-duration 500ms
+# -rounds 1" for a quick look, or -targets pistrad,leanrelay.
+BENCHFLAGS ?=
+bench: bench-nginx
+	$(GO) run ./bench/load $(BENCHFLAGS)
 	$(GO) test -run '^$$' -bench 'RelayStream|Inference|TranslatedStream' -benchmem ./runtime/proxy ./runtime/server
+
+# nginx, the bench's reference gateway: installed from Debian's package when
+# missing and run as root, else the bench skips it and says so.
+bench-nginx:
+	@./scripts/bench-nginx.sh
+
+# The scale mode: SCALE streams (default 1000) held open at once, each 17
+# events over 4 s, against pistrad (everything on), the lean relay and nginx:
+# RSS, CPU and goroutines per open stream and time to first byte.
+SCALE ?= 1000
+bench-scale: bench-nginx
+	$(GO) run ./bench/load -scale $(SCALE) $(BENCHFLAGS)
+
+# CPU and allocation profiles of pistrad (everything on) under the load, at
+# c=16, JSON and SSE, into PROFILEDIR, with their top entries (the
+# allocation sites without the profiler's own, which runs in the window).
+PROFILEDIR ?= bench-profiles
+bench-profile:
+	$(GO) run ./bench/load -targets pistrad -rounds 1 -concurrency 16 -profile $(PROFILEDIR) $(BENCHFLAGS)
+	@for f in $(PROFILEDIR)/*.cpu.pprof; do echo "== $$f (cumulative)"; $(GO) tool pprof -top -cum -nodecount=15 $$f 2>/dev/null; \
+		echo "== $$f (flat)"; $(GO) tool pprof -top -nodecount=15 $$f 2>/dev/null; done
+	@for f in $(PROFILEDIR)/*.allocs.pprof; do echo "== $$f (allocation sites)"; \
+		$(GO) tool pprof -top -sample_index=alloc_objects -hide="runtime/pprof|internal/profile" -nodecount=15 $$f 2>/dev/null; done
 
 # The chaos run: pistrad against fake providers failing at random, a few
 # thousand requests; CHAOSFLAGS passes flags, e.g. CHAOSFLAGS="-seed 42".

@@ -47,23 +47,14 @@ func (r *rig) settle(t *http.Transport, baseline int) (snapshot, bool, error) {
 
 // scrape fetches pistrad's /metrics, on a connection of its own that is
 // closed after, so the scrape leaves no goroutine behind.
-func (r *rig) scrape() (string, error) {
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	resp, err := c.Get(r.public + "/metrics")
-	if err != nil {
-		return "", fmt.Errorf("scrape pistrad: %w", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
+func (r *rig) scrape() (string, error) { return proc.Scrape(r.public+"/metrics", "") }
 
 func (r *rig) goroutines() (int, error) {
 	m, err := r.scrape()
 	if err != nil {
 		return 0, err
 	}
-	v, ok := sumSeries(m, "go_goroutines")
+	v, ok := proc.SumSeries(m, "go_goroutines")
 	if !ok {
 		return 0, errors.New("pistrad's /metrics has no go_goroutines")
 	}

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pistra/pistra/bench/internal/proc"
 )
 
 // report is what a run measured.
@@ -175,53 +174,18 @@ func (r *rig) series() (map[string]float64, error) {
 	}
 	out := map[string]float64{}
 	for _, name := range reportedSeries {
-		out[name], _ = sumSeries(m, name)
+		out[name], _ = proc.SumSeries(m, name)
 	}
 	return out, nil
-}
-
-// sumSeries adds up every sample of a metric in Prometheus text format.
-func sumSeries(text, name string) (float64, bool) {
-	var total float64
-	found := false
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		f := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
-		if len(f) == 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
-			total += v
-			found = true
-		}
-	}
-	return total, found
 }
 
 // getJSON GETs url (with a bearer token when given) on a connection of
 // its own and decodes the answer into v.
 func getJSON(url, token string, v any) error {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	body, err := proc.Get(url, token, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
+	defer body.Close()
+	return json.NewDecoder(body).Decode(v)
 }

@@ -17,15 +17,18 @@ import (
 
 const prompt = "Measure the gateway on this short prompt"
 
-// target is one way of reaching the fake: directly, through pistrad, or
-// through the reverse proxy.
+// target is one way of reaching the fake: directly or through a gateway.
 type target struct {
 	name   string
 	url    string // chat completions URL
 	model  string
 	key    string
-	pid    int // gateway process to charge CPU to; 0 for direct
+	pid    int // gateway process (and its children) to charge CPU to; 0 for direct
 	client *http.Client
+	// stats is where a Go gateway's go_goroutines and
+	// go_memstats_mallocs_total are read; "" when it has none.
+	stats string
+	admin string // pistrad's admin listener, for profiles; "" otherwise
 }
 
 // sample is what one measured window produced.
@@ -37,6 +40,7 @@ type sample struct {
 	lat      []time.Duration // whole request
 	ttfb     []time.Duration // streams: first body byte
 	cpu      time.Duration   // gateway user+system time over the window
+	allocs   float64         // gateway heap allocations over the window; -1 unknown
 }
 
 func newClient(conc int) *http.Client {
@@ -52,6 +56,7 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	want := fakeprovider.ReplyText(prompt)
 	var mu sync.Mutex
 	var s sample
+	mallocs0 := mallocs(t)
 	cpu0 := gatewayCPU(t.pid)
 	start := time.Now()
 	deadline := start.Add(d)
@@ -61,7 +66,7 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 			var lat, ttfb []time.Duration
 			errs, firstErr := 0, error(nil)
 			for time.Now().Before(deadline) {
-				l, tf, err := one(t, body, stream, want)
+				l, tf, err := one(t, body, stream, want, nil)
 				if err != nil {
 					errs++
 					firstErr = err
@@ -84,6 +89,10 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	wg.Wait()
 	s.elapsed = time.Since(start)
 	s.cpu = gatewayCPU(t.pid) - cpu0
+	s.allocs = -1
+	if m0, m1 := mallocs0, mallocs(t); m0 >= 0 && m1 >= 0 {
+		s.allocs = m1 - m0
+	}
 	s.requests = len(s.lat)
 	slices.Sort(s.lat)
 	slices.Sort(s.ttfb)
@@ -94,11 +103,33 @@ func gatewayCPU(pid int) time.Duration {
 	if pid == 0 {
 		return 0
 	}
-	d, err := proc.CPUTime(pid)
+	d, err := proc.TreeCPU(pid)
 	if err != nil {
 		return 0
 	}
 	return d
+}
+
+// mallocs is the gateway's allocation count so far, or -1 when it does not
+// say. The scrape itself allocates in the gateway: a few thousand
+// allocations per cell, against the cell's thousands of requests.
+func mallocs(t *target) float64 {
+	return gauge(t, "go_memstats_mallocs_total")
+}
+
+func gauge(t *target, name string) float64 {
+	if t.stats == "" {
+		return -1
+	}
+	text, err := proc.Scrape(t.stats, "")
+	if err != nil {
+		return -1
+	}
+	v, ok := proc.SumSeries(text, name)
+	if !ok {
+		return -1
+	}
+	return v
 }
 
 func requestBody(model string, stream bool) []byte {
@@ -110,8 +141,9 @@ func requestBody(model string, stream bool) []byte {
 	return b
 }
 
-// one sends a request and checks the answer is whole and right.
-func one(t *target, body []byte, stream bool, want string) (lat, ttfb time.Duration, err error) {
+// one sends a request and checks the answer is whole and right; a stream
+// calls first, when not nil, as its first byte arrives.
+func one(t *target, body []byte, stream bool, want string, first func()) (lat, ttfb time.Duration, err error) {
 	req, err := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(body))
 	if err != nil {
 		return 0, 0, err
@@ -130,7 +162,7 @@ func one(t *target, body []byte, stream bool, want string) (lat, ttfb time.Durat
 	}
 	var got string
 	if stream {
-		got, ttfb, err = readStream(resp.Body, start)
+		got, ttfb, err = readStream(resp.Body, start, first)
 	} else {
 		got, err = readJSON(resp.Body)
 	}
@@ -157,12 +189,15 @@ func readJSON(r io.Reader) (string, error) {
 }
 
 // readStream reassembles a chat stream; it must end with [DONE].
-func readStream(r io.Reader, start time.Time) (string, time.Duration, error) {
+func readStream(r io.Reader, start time.Time, first func()) (string, time.Duration, error) {
 	br := bufio.NewReader(r)
 	if _, err := br.Peek(1); err != nil {
 		return "", 0, fmt.Errorf("empty stream: %w", err)
 	}
 	ttfb := time.Since(start)
+	if first != nil {
+		first()
+	}
 	var text bytes.Buffer
 	for {
 		line, err := br.ReadBytes('\n')

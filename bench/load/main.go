@@ -1,14 +1,21 @@
 // Command load measures what pistrad costs in front of an upstream, against
-// the same fake upstream reached directly and through a bare
-// httputil.ReverseProxy, in one run, with budgets kept in memory and on the
-// raft ledger: added latency (p50, p99), time to first
-// byte for streams, requests per second, and the gateway process's CPU time
-// per request (utime+stime from /proc over the window / requests). Each
-// cell (mode x streaming x concurrency) runs for a bounded time in several
-// interleaved rounds; medians are reported. Every response is validated: a
-// JSON answer must carry the expected text, a stream must arrive whole.
+// the same fake upstream reached directly, through a pooled lean Go relay
+// (the floor), a bare httputil.ReverseProxy and nginx, in one run: added
+// latency (p50, p99), time to first byte for streams, requests per second,
+// the gateway's CPU time per request (utime+stime from /proc, over all its
+// processes, over the window / requests) and, for the Go gateways, heap
+// allocations per request. The headline pistrad has everything on: a budget
+// held and settled on every request on a single-node raft ledger on disk,
+// metering, its JSON request log written to a file, and metrics; it runs
+// twice, with its own HTTP/1.1 upstream client and with net/http's. Each
+// cell (target x streaming x concurrency) runs for a bounded time in
+// several interleaved rounds; medians are reported. Every response is
+// validated: a JSON answer must carry the expected text, a stream must
+// arrive whole.
 //
 //	go run ./bench/load -duration 2s -rounds 3 -concurrency 1,16,64
+//	go run ./bench/load -profile /tmp/prof   # plus CPU and allocation profiles at c=16
+//	go run ./bench/load -scale 1000          # N streams held open at once instead
 package main
 
 import (
@@ -16,39 +23,38 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/pistra/pistra/bench/internal/proc"
 )
 
 type config struct {
 	duration time.Duration
 	rounds   int
 	conc     []int
+	targets  []string // "" : all
+	profile  string   // directory for pistrad's profiles; "" : none
+	scale    scaleConfig
 }
 
 func main() {
-	if target := os.Getenv(revProxyEnv); target != "" {
-		if err := serveReverseProxy(target); err != nil {
-			fmt.Fprintln(os.Stderr, "reverse proxy:", err)
-			os.Exit(1)
+	for env, serve := range map[string]func(string) error{revProxyEnv: serveReverseProxy, leanRelayEnv: serveLeanRelay} {
+		if target := os.Getenv(env); target != "" {
+			if err := serve(target); err != nil {
+				fmt.Fprintln(os.Stderr, env, err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
-	}
-	if target := os.Getenv(leanRelayEnv); target != "" {
-		if err := serveLeanRelay(target); err != nil {
-			fmt.Fprintln(os.Stderr, "lean relay:", err)
-			os.Exit(1)
-		}
-		return
 	}
 	cfg, err := parseFlags()
 	if err == nil {
-		err = bench(cfg)
+		if cfg.scale.streams > 0 {
+			err = benchScale(cfg)
+		} else {
+			err = bench(cfg)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
@@ -58,10 +64,15 @@ func main() {
 
 func parseFlags() (config, error) {
 	var c config
-	var conc string
+	var conc, targets string
 	flag.DurationVar(&c.duration, "duration", 2*time.Second, "measured time per cell and round")
 	flag.IntVar(&c.rounds, "rounds", 3, "interleaved rounds; medians are reported")
 	flag.StringVar(&conc, "concurrency", "1,16,64", "client concurrency levels")
+	flag.StringVar(&targets, "targets", "", "comma-separated targets to measure (default all; direct always runs)")
+	flag.StringVar(&c.profile, "profile", "",
+		"after the rounds, capture CPU and allocation profiles of pistrad (everything on) during one extra JSON and one SSE cell at c=16, into this `DIR` "+
+			"(pistrad then samples allocations finely, which costs it CPU in the rounds too)")
+	c.scale.register(flag.CommandLine)
 	flag.Parse()
 	for f := range strings.SplitSeq(conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -70,10 +81,18 @@ func parseFlags() (config, error) {
 		}
 		c.conc = append(c.conc, n)
 	}
+	if targets != "" {
+		c.targets = strings.Split(targets, ",")
+	}
 	if c.rounds < 1 || c.duration <= 0 {
 		return c, errors.New("-rounds and -duration must be positive")
 	}
 	return c, nil
+}
+
+// want reports whether the run measures the target named name.
+func (c config) want(name string) bool {
+	return name == "direct" || len(c.targets) == 0 || slices.Contains(c.targets, name)
 }
 
 func bench(cfg config) error {
@@ -82,12 +101,12 @@ func bench(cfg config) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	targets, procs, err := setUp(dir, slices.Max(cfg.conc))
-	defer func() {
-		for _, p := range procs {
-			p.Stop()
-		}
-	}()
+	r := &rig{dir: dir, idle: max(512, slices.Max(cfg.conc))}
+	if cfg.profile != "" {
+		r.memProfileRate = profileMemRate // the rounds of a profiling run pay for it too
+	}
+	defer r.stop()
+	targets, err := setUp(r, cfg)
 	if err != nil {
 		return err
 	}
@@ -104,7 +123,7 @@ func bench(cfg config) error {
 		for _, stream := range []bool{false, true} {
 			for _, conc := range cfg.conc {
 				for i := range targets {
-					// Rotate the order so no mode always runs first.
+					// Rotate the order so no target always runs first.
 					t := targets[(i+round)%len(targets)]
 					s := run(t, stream, conc, cfg.duration)
 					if s.errors > 0 {
@@ -116,76 +135,71 @@ func bench(cfg config) error {
 		}
 	}
 	res.print(cfg, targets)
+	if cfg.profile != "" {
+		return profile(cfg, targets)
+	}
 	return nil
 }
 
-// setUp builds and starts the fake, pistrad (twice: in-memory budgets, and
-// a single-node raft ledger), the reverse proxy and the lean relay.
-func setUp(dir string, maxConc int) ([]*target, []*proc.Proc, error) {
-	var procs []*proc.Proc
-	if err := proc.Build(dir, nil, "./cmd/pistrad", "./cmd/fakeprovider"); err != nil {
-		return nil, nil, err
+// setUp builds and starts the fake and every gateway the run measures.
+func setUp(r *rig, cfg config) ([]*target, error) {
+	if err := r.build(); err != nil {
+		return nil, err
 	}
-	fake, err := proc.Start(dir, "fakeprovider", exec.Command(dir+"/fakeprovider", "-openai", "127.0.0.1:0", "-record", "0"),
-		"fake provider serving", func(l string) string { return proc.Field(l, "base_url") })
+	base, err := r.fake("fakeprovider")
 	if err != nil {
-		return nil, procs, err
+		return nil, err
 	}
-	procs = append(procs, fake)
-	base := fake.Addr // http://127.0.0.1:port/v1
-	bundle, err := writeBundle(dir, base)
+	bundle, err := writeBundle(r.dir, base)
 	if err != nil {
-		return nil, procs, err
+		return nil, err
 	}
-	pd := exec.Command(dir+"/pistrad", "-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0", "-ledger-in-memory",
-		"-max-idle-conns-per-host", "512")
-	pd.Env = append(os.Environ(), "PISTRA_BENCH_UPSTREAM_KEY=bench-upstream", "PISTRA_ADMIN_TOKEN=bench-admin")
-	pistrad, err := proc.Start(dir, "pistrad", pd, `"msg":"listening"`, func(l string) string { return proc.Field(l, "public") })
-	if err != nil {
-		return nil, procs, err
+	targets := []*target{direct(base)}
+	for _, s := range gateways(base, bundle, slices.Max(cfg.conc)) {
+		if !cfg.want(s.name) {
+			continue
+		}
+		t, err := s.start(r)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			skipped(s.name)
+			continue
+		}
+		targets = append(targets, t)
 	}
-	procs = append(procs, pistrad)
-	// The same again on a raft ledger (a single node, on disk), so the
-	// budget's cost is read with either ledger behind it in one run.
-	pr := exec.Command(dir+"/pistrad", "-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0",
-		"-max-idle-conns-per-host", "512", "-ledger-dir", dir+"/ledger")
-	pr.Env = pd.Env
-	raftd, err := proc.Start(dir, "pistrad-raft", pr, `"msg":"listening"`, func(l string) string { return proc.Field(l, "public") })
-	if err != nil {
-		return nil, procs, err
+	for _, t := range targets {
+		t.client = newClient(slices.Max(cfg.conc))
 	}
-	procs = append(procs, raftd)
-	self, err := os.Executable()
-	if err != nil {
-		return nil, procs, err
+	return targets, nil
+}
+
+// starter starts one gateway; it returns nil when the gateway is not
+// installed.
+type starter struct {
+	name  string
+	start func(*rig) (*target, error)
+}
+
+// gateways are the targets in front of the fake at base, each able to hold
+// conns client connections at once.
+func gateways(base, bundle string, conns int) []starter {
+	return []starter{
+		{"pistrad", func(r *rig) (*target, error) { return r.pistrad("pistrad", bundle, budgetKey) }},
+		// The same with net/http's Transport upstream instead of runtime/h1.
+		{"pistrad-stdlib", func(r *rig) (*target, error) {
+			return r.pistrad("pistrad-stdlib", bundle, budgetKey, "-stdlib-upstream-client")
+		}},
+		// No budget and no ledger (the log and metrics stay): what the
+		// budget and the raft ledger add, read against "pistrad".
+		{"pistrad-bare", func(r *rig) (*target, error) { return r.pistrad("pistrad-bare", bundle, benchKey, "-ledger-in-memory") }},
+		{"reverseproxy", func(r *rig) (*target, error) { return r.relay("reverseproxy", revProxyEnv, base, "direct") }},
+		{"leanrelay", func(r *rig) (*target, error) { return r.relay("leanrelay", leanRelayEnv, base, leanKey) }},
+		{"nginx", func(r *rig) (*target, error) { return r.nginx("nginx", base, leanKey, conns) }},
 	}
-	listening := func(l string) string { return strings.TrimPrefix(l, "listening ") }
-	rc := exec.Command(self)
-	rc.Env = append(os.Environ(), revProxyEnv+"="+strings.TrimSuffix(base, "/v1"))
-	rp, err := proc.Start(dir, "reverseproxy", rc, "listening ", listening)
-	if err != nil {
-		return nil, procs, err
-	}
-	procs = append(procs, rp)
-	lc := exec.Command(self)
-	lc.Env = append(os.Environ(), leanRelayEnv+"="+strings.TrimSuffix(base, "/v1"))
-	lean, err := proc.Start(dir, "leanrelay", lc, "listening ", listening)
-	if err != nil {
-		return nil, procs, err
-	}
-	procs = append(procs, lean)
-	targets := []*target{
-		{name: "direct", url: base + "/chat/completions", model: "gpt-4o-mini", key: "direct", client: newClient(maxConc)},
-		{name: "pistrad", url: "http://" + pistrad.Addr + "/v1/chat/completions", model: "fast", key: benchKey,
-			pid: pistrad.Cmd.Process.Pid, client: newClient(maxConc)},
-		{name: "pistrad+budget", url: "http://" + pistrad.Addr + "/v1/chat/completions", model: "fast", key: budgetKey,
-			pid: pistrad.Cmd.Process.Pid, client: newClient(maxConc)},
-		{name: "pistrad+raft", url: "http://" + raftd.Addr + "/v1/chat/completions", model: "fast", key: budgetKey,
-			pid: raftd.Cmd.Process.Pid, client: newClient(maxConc)},
-		{name: "reverseproxy", url: "http://" + rp.Addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
-			pid: rp.Cmd.Process.Pid, client: newClient(maxConc)},
-		{name: "leanrelay", url: "http://" + lean.Addr + "/v1/chat/completions", model: "gpt-4o-mini", key: "direct",
-			pid: lean.Cmd.Process.Pid, client: newClient(maxConc)},
-	}
-	return targets, procs, nil
+}
+
+func skipped(name string) {
+	fmt.Printf("%s: not installed, skipped (make bench installs Debian's package when it runs as root)\n", name)
 }

@@ -9,10 +9,12 @@ import (
 
 // benchKey is the client key the load sends through pistrad; budgetKey the
 // same through a profile with a budget, so every request is held and
-// settled (a limit no load reaches).
+// settled (a limit no load reaches); leanKey the key the lean relay and
+// nginx check.
 const (
 	benchKey  = "sk-pistra-bench"
 	budgetKey = "sk-pistra-bench-budget"
+	leanKey   = "sk-pistra-bench-lean"
 )
 
 // benchPolicy serves the fake as one OpenAI provider; "fast" is an alias,

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
-
-// gateways are the targets measured against going direct.
-var gateways = []string{"pistrad", "pistrad+budget", "pistrad+raft", "reverseproxy", "leanrelay"}
 
 type cellKey struct {
 	target string
@@ -22,6 +20,7 @@ type round struct {
 	rps               float64
 	p50, p99, ttfb50  time.Duration
 	cpuPerReq         time.Duration
+	allocsPerReq      float64 // -1: the gateway does not say
 	addedP50, addedP9 time.Duration
 }
 
@@ -38,13 +37,17 @@ func newResults() *results {
 
 func (r *results) add(k cellKey, n int, s sample) {
 	rd := round{
-		rps:    float64(s.requests) / s.elapsed.Seconds(),
-		p50:    percentile(s.lat, .50),
-		p99:    percentile(s.lat, .99),
-		ttfb50: percentile(s.ttfb, .50),
+		rps:          float64(s.requests) / s.elapsed.Seconds(),
+		p50:          percentile(s.lat, .50),
+		p99:          percentile(s.lat, .99),
+		ttfb50:       percentile(s.ttfb, .50),
+		allocsPerReq: -1,
 	}
 	if s.requests > 0 {
 		rd.cpuPerReq = s.cpu / time.Duration(s.requests)
+		if s.allocs >= 0 {
+			rd.allocsPerReq = s.allocs / float64(s.requests)
+		}
 	}
 	base := cellKey{"direct", k.stream, k.conc}
 	if k.target == "direct" {
@@ -57,9 +60,8 @@ func (r *results) add(k cellKey, n int, s sample) {
 	// Added latency needs the same round's direct figures; rounds rotate
 	// the order, so settle it once every target of the round is in.
 	if d, ok := r.direct[base][n]; ok {
-		for _, t := range gateways {
-			ck := cellKey{t, k.stream, k.conc}
-			if rs := r.cells[ck]; len(rs) == n+1 {
+		for ck, rs := range r.cells {
+			if ck.target != "direct" && ck.stream == k.stream && ck.conc == k.conc && len(rs) == n+1 {
 				rs[n].addedP50, rs[n].addedP9 = rs[n].p50-d[0], rs[n].p99-d[1]
 			}
 		}
@@ -72,99 +74,194 @@ func median[T int64 | float64 | time.Duration](xs []T) T {
 	return s[len(s)/2]
 }
 
-func pick[T any](rs []round, f func(round) T) []T {
-	out := make([]T, len(rs))
-	for i, r := range rs {
-		out[i] = f(r)
+// med is the median over rounds of one figure of a cell; ok is false when
+// the cell was not measured.
+func (r *results) med(k cellKey, f func(round) float64) (float64, bool) {
+	rs := r.cells[k]
+	if len(rs) == 0 {
+		return 0, false
 	}
-	return out
+	xs := make([]float64, len(rs))
+	for i, x := range rs {
+		xs[i] = f(x)
+	}
+	return median(xs), true
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
-func us(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Microsecond)) }
+func dur(f func(round) time.Duration) func(round) float64 {
+	return func(x round) float64 { return float64(f(x)) }
+}
 
-// print writes the medians, then pistrad against the reverse proxy with
-// the targets the issue sets.
+func cpuUS(x round) float64  { return float64(x.cpuPerReq) / float64(time.Microsecond) }
+func allocs(x round) float64 { return x.allocsPerReq }
+
+func fmtMS(v float64) string { return fmt.Sprintf("%.3f", v/float64(time.Millisecond)) }
+
+// print writes every cell's medians, then CPU per request target by
+// target, the ratios the issue sets, and the added latency at c=1.
 func (r *results) print(cfg config, targets []*target) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "mode\tstream\tconc\treq/s\tp50 ms\tp99 ms\tadded p50 ms\tadded p99 ms\tTTFB p50 ms\tCPU µs/req\t\n")
+	fmt.Fprintf(w, "target\tstream\tconc\treq/s\tp50 ms\tp99 ms\tadded p50 ms\tadded p99 ms\tTTFB p50 ms\tCPU µs/req\tallocs/req\t\n")
 	for _, stream := range []bool{false, true} {
 		for _, conc := range cfg.conc {
 			for _, t := range targets {
-				rs := r.cells[cellKey{t.name, stream, conc}]
-				added50, added99, cpu := "-", "-", "-"
+				k := cellKey{t.name, stream, conc}
+				cols := []string{t.name, fmt.Sprint(stream), fmt.Sprint(conc)}
+				rps, _ := r.med(k, func(x round) float64 { return x.rps })
+				p50, _ := r.med(k, dur(func(x round) time.Duration { return x.p50 }))
+				p99, _ := r.med(k, dur(func(x round) time.Duration { return x.p99 }))
+				cols = append(cols, fmt.Sprintf("%.0f", rps), fmtMS(p50), fmtMS(p99))
+				a50, a99, ttfb, cpu, al := "-", "-", "-", "-", "-"
 				if t.name != "direct" {
-					added50 = ms(median(pick(rs, func(x round) time.Duration { return x.addedP50 })))
-					added99 = ms(median(pick(rs, func(x round) time.Duration { return x.addedP9 })))
-					cpu = us(median(pick(rs, func(x round) time.Duration { return x.cpuPerReq })))
+					v, _ := r.med(k, dur(func(x round) time.Duration { return x.addedP50 }))
+					a50 = fmtMS(v)
+					v, _ = r.med(k, dur(func(x round) time.Duration { return x.addedP9 }))
+					a99 = fmtMS(v)
+					v, _ = r.med(k, cpuUS)
+					cpu = fmt.Sprintf("%.1f", v)
 				}
-				ttfb := "-"
 				if stream {
-					ttfb = ms(median(pick(rs, func(x round) time.Duration { return x.ttfb50 })))
+					v, _ := r.med(k, dur(func(x round) time.Duration { return x.ttfb50 }))
+					ttfb = fmtMS(v)
 				}
-				fmt.Fprintf(w, "%s\t%v\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t.name, stream, conc,
-					median(pick(rs, func(x round) float64 { return x.rps })),
-					ms(median(pick(rs, func(x round) time.Duration { return x.p50 }))),
-					ms(median(pick(rs, func(x round) time.Duration { return x.p99 }))),
-					added50, added99, ttfb, cpu)
+				if v, _ := r.med(k, allocs); v >= 0 && t.name != "direct" {
+					al = fmt.Sprintf("%.0f", v)
+				}
+				fmt.Fprintln(w, strings.Join(append(cols, a50, a99, ttfb, cpu, al), "\t")+"\t")
 			}
 		}
 	}
 	w.Flush()
-	r.printRatios(cfg)
+	r.printSummary(cfg, targets)
 }
 
-func (r *results) printRatios(cfg config) {
-	fmt.Println("\npistrad vs reverse proxy (targets: CPU/req <= 0.80x JSON, <= 0.90x streams; added p50 <= the proxy's)")
-	r.printAgainst(cfg, "pistrad", "reverseproxy", 0.80, 0.90)
-	fmt.Println("\npistrad vs lean relay, every feature on (target: CPU/req <= 1.00x; added p50 <= the relay's)")
-	r.printAgainst(cfg, "pistrad", "leanrelay", 1.00, 1.00)
-	fmt.Println("\npistrad with a budget on every request vs none (target: CPU/req <= 1.05x)")
-	r.printAgainst(cfg, "pistrad+budget", "pistrad", 1.05, 1.05)
-	// A request reads and holds on the node's own buckets either way; the
-	// ledger is written by the flush every 500 ms, not per request.
-	fmt.Println("\npistrad with a budget on the raft ledger vs in memory (expected: CPU/req <= 1.05x)")
-	r.printAgainst(cfg, "pistrad+raft", "pistrad+budget", 1.05, 1.05)
-	r.printRPS(cfg, "pistrad+raft", "pistrad+budget")
-}
-
-// printRPS sets target's requests per second beside base's, cell by cell.
-func (r *results) printRPS(cfg config, target, base string) {
-	fmt.Println()
+// printSummary sets the issue's figures side by side: CPU per request,
+// the ratios, and the added p50 at c=1 with their limits.
+func (r *results) printSummary(cfg config, targets []*target) {
+	cells := r.cellHeads(cfg)
+	fmt.Println("\nCPU µs per request (medians)")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "stream\tconc\treq/s (%s / %s)\tratio\t\n", target, base)
-	for _, stream := range []bool{false, true} {
-		for _, conc := range cfg.conc {
-			t := median(pick(r.cells[cellKey{target, stream, conc}], func(x round) float64 { return x.rps }))
-			b := median(pick(r.cells[cellKey{base, stream, conc}], func(x round) float64 { return x.rps }))
-			fmt.Fprintf(w, "%v\t%d\t%.0f / %.0f\t%.2fx\t\n", stream, conc, t, b, t/max(b, 1))
+	fmt.Fprintln(w, "\t"+strings.Join(cells.names, "\t")+"\t")
+	for _, t := range targets[1:] {
+		r.row(w, t.name, cells, func(k cellKey) string {
+			v, ok := r.med(cellKey{t.name, k.stream, k.conc}, cpuUS)
+			return cond(ok, fmt.Sprintf("%.1f", v))
+		})
+	}
+	for _, q := range ratios {
+		if !r.has(q.num) || !r.has(q.den) {
+			continue
 		}
+		r.row(w, q.label, cells, func(k cellKey) string {
+			a, ok1 := r.med(cellKey{q.num, k.stream, k.conc}, q.of)
+			b, ok2 := r.med(cellKey{q.den, k.stream, k.conc}, q.of)
+			return cond(ok1 && ok2 && a >= 0 && b > 0, fmt.Sprintf("%.2fx", a/b))
+		})
 	}
 	w.Flush()
+	r.printVerdicts(cfg)
 }
 
-// printAgainst compares target's CPU per request and added latency with
-// base's, cell by cell, against the JSON and stream limits.
-func (r *results) printAgainst(cfg config, target, base string, jsonLimit, streamLimit float64) {
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "stream\tconc\tCPU ratio\ttarget\tadded p50 ms (%s / %s)\tverdict\t\n", target, base)
-	for _, stream := range []bool{false, true} {
-		limit := jsonLimit
-		if stream {
-			limit = streamLimit
+// ratio is one line of the ratio table: num's figure over den's.
+type ratio struct {
+	label, num, den string
+	of              func(round) float64
+}
+
+var ratios = []ratio{
+	{"pistrad ÷ leanrelay (CPU)", "pistrad", "leanrelay", cpuUS},
+	{"pistrad ÷ nginx (CPU)", "pistrad", "nginx", cpuUS},
+	{"pistrad ÷ reverseproxy (CPU)", "pistrad", "reverseproxy", cpuUS},
+	{"pistrad ÷ pistrad-bare (CPU)", "pistrad", "pistrad-bare", cpuUS},
+	{"stdlib-client ÷ h1 (CPU)", "pistrad-stdlib", "pistrad", cpuUS},
+	{"stdlib-client ÷ h1 (allocs)", "pistrad-stdlib", "pistrad", allocs},
+	{"pistrad ÷ leanrelay (allocs)", "pistrad", "leanrelay", allocs},
+}
+
+// has reports whether the run measured the target.
+func (r *results) has(name string) bool {
+	for k := range r.cells {
+		if k.target == name {
+			return true
 		}
+	}
+	return false
+}
+
+type heads struct {
+	names []string
+	keys  []cellKey
+}
+
+func (r *results) cellHeads(cfg config) heads {
+	var h heads
+	for _, stream := range []bool{false, true} {
 		for _, conc := range cfg.conc {
-			p, b := r.cells[cellKey{target, stream, conc}], r.cells[cellKey{base, stream, conc}]
-			pc := median(pick(p, func(x round) time.Duration { return x.cpuPerReq }))
-			bc := median(pick(b, func(x round) time.Duration { return x.cpuPerReq }))
-			pa := median(pick(p, func(x round) time.Duration { return x.addedP50 }))
-			ba := median(pick(b, func(x round) time.Duration { return x.addedP50 }))
-			ratio := float64(pc) / float64(max(bc, 1))
-			verdict := "ok"
-			if ratio > limit || pa > ba {
+			h.names = append(h.names, fmt.Sprintf("%s c=%d", cond(!stream, "JSON", "SSE"), conc))
+			h.keys = append(h.keys, cellKey{"", stream, conc})
+		}
+	}
+	return h
+}
+
+func (r *results) row(w *tabwriter.Writer, label string, h heads, val func(cellKey) string) {
+	cols := []string{label}
+	for _, k := range h.keys {
+		cols = append(cols, val(k))
+	}
+	fmt.Fprintln(w, strings.Join(cols, "\t")+"\t")
+}
+
+// cond is s when ok, else the first of alt or "-".
+func cond(ok bool, s string, alt ...string) string {
+	if ok {
+		return s
+	}
+	if len(alt) > 0 {
+		return alt[0]
+	}
+	return "-"
+}
+
+// printVerdicts checks the issue's limits: pistrad's CPU per request at or
+// below the lean relay's at c=1 and c=16, and at most 150 µs added p50
+// over direct at c=1.
+func (r *results) printVerdicts(cfg config) {
+	if !r.has("pistrad") || !r.has("leanrelay") {
+		return
+	}
+	fmt.Println("\nissue 18's limits (pistrad, everything on)")
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "cell\tCPU ÷ leanrelay\tlimit\tadded p50 µs (pistrad / leanrelay / nginx)\tlimit\tverdict\t")
+	for _, stream := range []bool{false, true} {
+		for _, conc := range []int{1, 16} {
+			if !slices.Contains(cfg.conc, conc) {
+				continue
+			}
+			p, ok1 := r.med(cellKey{"pistrad", stream, conc}, cpuUS)
+			l, ok2 := r.med(cellKey{"leanrelay", stream, conc}, cpuUS)
+			if !ok1 || !ok2 {
+				continue
+			}
+			added := func(name string) (float64, bool) {
+				v, ok := r.med(cellKey{name, stream, conc}, dur(func(x round) time.Duration { return x.addedP50 }))
+				return v / float64(time.Microsecond), ok
+			}
+			pa, _ := added("pistrad")
+			la, _ := added("leanrelay")
+			na, nok := added("nginx")
+			verdict, limit := "ok", "-"
+			if p/l > 1.00 {
 				verdict = "MISSED"
 			}
-			fmt.Fprintf(w, "%v\t%d\t%.2fx\t%.2fx\t%s / %s\t%s\t\n", stream, conc, ratio, limit, ms(pa), ms(ba), verdict)
+			if conc == 1 {
+				limit = "150"
+				if pa > 150 {
+					verdict = "MISSED"
+				}
+			}
+			fmt.Fprintf(w, "%s c=%d\t%.2fx\t1.00x\t%.0f / %.0f / %s\t%s\t%s\t\n", cond(!stream, "JSON", "SSE"), conc,
+				p/l, pa, la, cond(nok, fmt.Sprintf("%.0f", na)), limit, verdict)
 		}
 	}
 	w.Flush()

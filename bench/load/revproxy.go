@@ -32,7 +32,11 @@ func serveReverseProxy(target string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stdout, "listening %s\n", ln.Addr())
+	stats, err := serveStats()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stdout, "listening %s stats=%s\n", ln.Addr(), stats)
 	return http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).EnableFullDuplex()
 		rp.ServeHTTP(w, r)

@@ -23,6 +23,7 @@ type Proc struct {
 	Name string
 	Cmd  *exec.Cmd
 	Addr string // what it serves on, as its start-up line says
+	Line string // that start-up line
 	// Exited is closed once the process is gone.
 	Exited <-chan struct{}
 	// Log is the file its output goes to.
@@ -78,7 +79,7 @@ func Start(dir, name string, cmd *exec.Cmd, marker string, addrOf func(string) s
 	p.Exited = exited
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		if line := findLine(path, marker); line != "" {
-			p.Addr = addrOf(line)
+			p.Addr, p.Line = addrOf(line), line
 			return p, nil
 		}
 		select {
