@@ -32,7 +32,7 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 			up.Transport = proxy.NewTLSTransport(s.opts.Transport, up.TLS)
 		}
 	}
-	s.circuits.Load(g) // last: g serves from here on
+	s.circuits.Load(g) // last, once g passed every check: its breakers are those requests find
 	return snap, nil
 }
 
