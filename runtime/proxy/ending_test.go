@@ -23,7 +23,7 @@ type settledTicket struct {
 	released bool
 }
 
-func (t *settledTicket) Release()                   { t.released = true }
+func (t *settledTicket) Release()                    { t.released = true }
 func (t *settledTicket) Settle(o *admission.Outcome) { c := *o; t.outcome = &c }
 
 // TestEndingDecisionTable holds each way a relay can end to what the
