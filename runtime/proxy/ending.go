@@ -135,26 +135,20 @@ func clientLeftFirst(res *record.Record, err error, cut bool) {
 func (p *Proxy) cut(x *Exchange, up string, e *ending) {
 	res := x.Record
 	res.Cut = true
-	why := "ended without its terminal event"
-	res.Err = fmt.Errorf("answer from %q ended short: %w", up, e.broken)
+	how, why := "ended short", "ended without its terminal event"
 	if !e.short {
-		why = "broke: " + e.broken.Error()
-		res.Err = fmt.Errorf("answer from %q broke: %w", up, e.broken)
+		how, why = "broke", "broke: "+e.broken.Error()
 	}
+	res.Err = fmt.Errorf("answer from %q %s: %w", up, how, e.broken)
 	if e.told == toldByCut {
 		return
 	}
 	if e.told == toldByEvent {
 		ev := dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamStreamIncomplete,
 			"the stream from provider %q %s", up, why)
-		_ = (clientWriter{w: x.W, flusher: flusherOf(x.W)}).write(x.Dialect.AppendStreamError(nil, x.Route, x.RequestID, ev))
+		_ = newClientWriter(x.W, true).write(x.Dialect.AppendStreamError(nil, x.Route, x.RequestID, ev))
 	}
 	p.Metrics.StreamFailure(up, metrics.StreamIncomplete)
-}
-
-func flusherOf(w http.ResponseWriter) http.Flusher {
-	f, _ := w.(http.Flusher)
-	return f
 }
 
 // errNoTerminal is a stream's verdict on itself when the upstream ended

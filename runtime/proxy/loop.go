@@ -148,10 +148,10 @@ func (p *Proxy) countSkipsOf(x *Exchange, prov int) {
 	if slices.ContainsFunc(x.Candidates, func(c plan.Candidate) bool { return c.Provider == prov }) {
 		return
 	}
-	var seen []string
+	var counted []string
 	for _, s := range x.Skips {
-		if s.Provider == prov && !slices.Contains(seen, s.Reason) {
-			seen = append(seen, s.Reason)
+		if s.Provider == prov && !slices.Contains(counted, s.Reason) {
+			counted = append(counted, s.Reason)
 			p.Metrics.FailoverSkipped(x.Upstreams[prov].Name, s.Reason)
 		}
 	}

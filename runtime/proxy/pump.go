@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -40,10 +39,7 @@ var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 // gone, whatever the upstream does next. It reports what it saw, for the
 // ending to decide from.
 func pump(w io.Writer, flush bool, src source, body io.Reader) (e ending) {
-	cw := clientWriter{w: w}
-	if flush {
-		cw.flusher, _ = w.(http.Flusher)
-	}
+	cw := newClientWriter(w, flush)
 	out, err := src.start()
 	if e.wrote = cw.write(out); e.wrote != nil || err != nil {
 		e.broken = err
@@ -78,6 +74,16 @@ func pump(w io.Writer, flush bool, src source, body io.Reader) (e ending) {
 type clientWriter struct {
 	w       io.Writer
 	flusher http.Flusher
+}
+
+// newClientWriter writes to w, flushing each write when flush is set and
+// w can.
+func newClientWriter(w io.Writer, flush bool) clientWriter {
+	c := clientWriter{w: w}
+	if flush {
+		c.flusher, _ = w.(http.Flusher)
+	}
+	return c
 }
 
 func (c clientWriter) write(p []byte) error {
@@ -115,31 +121,4 @@ func passthroughUsage(u meter.Usage) seen {
 		return seen{}
 	}
 	return seen{usage: u, from: meter.SourcePassthrough}
-}
-
-// ErrTooLarge is ReadBounded's answer to a body longer than its bound.
-var ErrTooLarge = errors.New("body exceeds its bound")
-
-// ReadBounded reads r whole into buf, failing with ErrTooLarge past max
-// bytes. It is the one reader of bodies held whole: client requests and
-// the upstream answers checked before they are relayed.
-func ReadBounded(r io.Reader, buf *[]byte, max int64) error {
-	b := (*buf)[:0]
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):int(min(int64(cap(b)), max+1))])
-		b = b[:len(b)+n]
-		*buf = b
-		if int64(len(b)) > max {
-			return ErrTooLarge
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
