@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http/httptrace"
 	"sync"
@@ -29,6 +30,33 @@ func PutBuffer(b *[]byte) {
 	}
 	*b = (*b)[:0]
 	bufferPool.Put(b)
+}
+
+// ErrTooLarge is ReadBounded's answer to a body longer than its bound.
+var ErrTooLarge = errors.New("body exceeds its bound")
+
+// ReadBounded reads r whole into buf, failing with ErrTooLarge past max
+// bytes. It is the one reader of bodies held whole: client requests and
+// the upstream answers checked before they are relayed.
+func ReadBounded(r io.Reader, buf *[]byte, max int64) error {
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):int(min(int64(cap(b)), max+1))])
+		b = b[:len(b)+n]
+		*buf = b
+		if int64(len(b)) > max {
+			return ErrTooLarge
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // Body is a client request body held for every attempt of one request. The

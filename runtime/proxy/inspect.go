@@ -32,9 +32,9 @@ func (p *Proxy) inspect(x *Exchange, a *attempt) {
 		return
 	}
 	buf := GetBuffer()
-	err := readBounded(a.resp.Body, buf, p.maxAnswer())
+	err := ReadBounded(a.resp.Body, buf, int64(p.maxAnswer()))
 	switch {
-	case errors.Is(err, errBodyTooLarge):
+	case errors.Is(err, ErrTooLarge):
 		a.head = buf // relayed as it comes, unchecked: too large to hold
 		return
 	case err != nil:

@@ -8,9 +8,7 @@
 package proxy
 
 import (
-	"cmp"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/pistra/pistra/runtime/admission"
@@ -76,144 +74,31 @@ type Exchange struct {
 	// outcome is what the gate is told at settlement; kept here so telling
 	// it allocates nothing.
 	outcome admission.Outcome
+	// pass is the source of an answer relayed as it is (relay), kept here
+	// for the same reason.
+	pass passSource
 	// walk is what was done with the candidates that did not serve.
 	walk walk
 }
 
 // Serve runs the attempt loop for x and relays the answer. Each candidate
 // is readied (Prepare), admitted by the gate, then sent with its retries;
-// the first good answer is relayed, and what the gate took is settled on
-// it. A candidate that cannot be readied or admitted is passed over untried.
+// the loop stops at the first good answer, at a failure the primary's
+// failover policy does not move on from, or at a client that left. Then
+// the request ends one way (conclude).
 func (p *Proxy) Serve(x *Exchange) {
-	res := x.Record
-	moveOn := p.primaryFailover(x)
-	var gate admission.Gate = admission.AdmitAll{}
-	if p.Gate != nil {
-		gate = p.Gate
+	l := loop{moveOn: p.primaryFailover(x), gate: p.Gate}
+	if l.gate == nil {
+		l.gate = admission.AdmitAll{}
 	}
-	var last *attempt
-	var held admission.Ticket
-	// No claim outlives the request, whatever happens, a panic included:
-	// once an answer went out it is settled on what was seen of it, else
-	// given back.
-	defer func() {
-		if res.Served != nil {
-			x.settle(&held)
-		}
-		release(&held)
-	}()
-	var refused *dialect.Error
-	passed := 0 // how far into the primary's failover.to the request went
+	// No claim outlives the request, a panic included (closeClaim).
+	defer l.closeClaim(x)
 	for _, ci := range x.Order {
-		c := &x.Candidates[ci]
-		up := &x.Upstreams[c.Provider]
-		if ok, e := x.Prepare(c); !ok {
-			refused = cmp.Or(refused, e)
-			x.passedOver(c, prepareReason(e), e)
-			continue
-		}
-		if last != nil && !moveOn.Has(last.class.failure()) {
+		if !p.try(x, &l, ci) {
 			break
 		}
-		release(&held) // the abandoned candidate's claim, before the next is priced
-		t, no := gate.Admit(&x.Admission, c)
-		if no != nil && no.Final && last == nil {
-			p.answer(x, res, no.Error)
-			return
-		}
-		if no != nil {
-			p.Metrics.FailoverSkipped(up.Name, no.Reason)
-			refused = cmp.Or(refused, no.Error)
-			x.passedOver(c, no.Reason, no.Error)
-			continue
-		}
-		held = t
-		if !c.Primary {
-			p.countPassedSkips(x, &passed, c.Provider)
-		}
-		if last != nil {
-			if last.up != up {
-				p.Metrics.Failover(last.up.Name, up.Name, last.class.String())
-				res.Failover = true
-			}
-			last.discard()
-		}
-		last = p.tryCandidate(x, ci, up, res, moveOn)
-		res.Tried, res.Origin = c, c.Origin
-		if last.class == classNone {
-			p.relay(x, last, res)
-			x.settle(&held)
-			return
-		}
-		if last.class == classCanceled {
-			last.discard()
-			release(&held)
-			res.Status, res.Err = record.StatusClientClosed, last.err
-			return
-		}
 	}
-	if last == nil {
-		p.answer(x, res, x.withWalk(cmp.Or(refused, Unservable(x.Body.Requested()))))
-		return
-	}
-	if p.answerFailure(x, last, res) {
-		x.settle(&held)
-	}
-}
-
-// countPassedSkips counts, in pistra_failover_skipped_total, the failover
-// providers the plan ruled out at build time that the request has now gone
-// past on its way to provider to in the primary's failover.to order: a
-// failover policy whose candidates are always skipped shows up there.
-// *passed is how far into that order the request had gone before.
-func (p *Proxy) countPassedSkips(x *Exchange, passed *int, to int) {
-	if len(x.Skips) == 0 {
-		return
-	}
-	order := x.Upstreams[primaryProvider(x)].FailoverTo
-	j := slices.Index(order, to)
-	if j < *passed {
-		return
-	}
-	for _, prov := range order[*passed:j] {
-		p.countSkipsOf(x, prov)
-	}
-	*passed = j + 1
-}
-
-// countSkipsOf counts provider prov's build-time skips, once per reason,
-// when none of its candidates is in the plan.
-func (p *Proxy) countSkipsOf(x *Exchange, prov int) {
-	if slices.ContainsFunc(x.Candidates, func(c plan.Candidate) bool { return c.Provider == prov }) {
-		return
-	}
-	var seen []string
-	for _, s := range x.Skips {
-		if s.Provider == prov && !slices.Contains(seen, s.Reason) {
-			seen = append(seen, s.Reason)
-			p.Metrics.FailoverSkipped(x.Upstreams[prov].Name, s.Reason)
-		}
-	}
-}
-
-// settle closes *t, if any, on the answer relayed, and forgets it.
-func (x *Exchange) settle(t *admission.Ticket) {
-	held := *t
-	if held == nil {
-		return
-	}
-	*t = nil // forgotten first: a panic inside Settle must not close it twice
-	res := x.Record
-	x.outcome = admission.Outcome{Status: res.UpstreamStatus, Usage: res.Usage}
-	held.Settle(&x.outcome)
-}
-
-// release gives back *t, if any, and forgets it, so nothing is closed twice.
-func release(t *admission.Ticket) {
-	if *t != nil {
-		(*t).Release()
-		*t = nil
-	}
+	p.conclude(x, &l)
 }
 
 // Prepare readies candidate c to be sent for x, translating the body when
@@ -355,18 +240,16 @@ func sleep(r *http.Request, d time.Duration) bool {
 // went to one candidate only, the upstream's own error is relayed (same
 // dialect, so the client's SDK reads it as it would from the provider);
 // otherwise, or when no upstream answered, the gateway's own error names
-// every candidate and how each failed. It reports whether the upstream's
-// answer was relayed.
-func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *record.Record) (relayed bool) {
+// every candidate and how each failed.
+func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *record.Record) {
 	res.Err = last.err
 	res.SetOriginHeader(x.W.Header())
 	if last.resp != nil && len(x.walk.steps) == 1 {
 		p.relay(x, last, res)
-		return true
+		return
 	}
 	last.discard()
 	p.answer(x, res, x.exhausted(last))
-	return false
 }
 
 func (p *Proxy) answer(x *Exchange, res *record.Record, e *dialect.Error) {

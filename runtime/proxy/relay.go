@@ -1,16 +1,12 @@
 package proxy
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
 )
@@ -30,68 +26,47 @@ func relayedHeader(k string) bool {
 	return strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-")
 }
 
-// copyPool holds relay buffers: one per response in flight, none per chunk.
-var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
-
-// relay sends the attempt's response to the client: status and headers
-// first, then the body: whole when inspect read it whole, or as it arrives,
-// flushed after every read when it is an event stream. A translated
-// candidate's answer goes through the translator instead
-// (translated_relay.go).
+// relay sends the attempt's answer to the client: status and headers,
+// then the body through the pump, and records how it ended (end). The
+// body goes whole when inspect read it whole, or as it arrives, flushed
+// after every read when it is an event stream. A translated candidate's
+// answer goes through the translator instead (translated_relay.go).
 func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 	res.Served, res.Provider, res.UpstreamStatus = a.cand, a.up.Name, a.resp.StatusCode
+	defer a.finish()
 	if a.cand.Translate != plan.TranslateNone {
-		p.relayTranslated(x, a, res)
+		p.relayTranslated(x, a)
 		return
 	}
-	defer a.finish()
 	resp := a.resp
 	h := relayHeaders(x, a)
-	res.Status = resp.StatusCode
 	switch {
+	case a.stream != nil:
+		p.deliver(x, a, resp.StatusCode, a.stream, resp.Body, true)
 	case a.whole:
 		h["Content-Length"] = []string{strconv.Itoa(len(*a.head))}
-		x.W.WriteHeader(resp.StatusCode)
-		if _, err := x.W.Write(*a.head); err != nil {
-			res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", err)
-		}
-		if a.usage.Reported {
-			res.Usage, res.UsageFrom = a.usage, meter.SourcePassthrough
-		}
-	case a.stream != nil:
-		x.W.WriteHeader(resp.StatusCode)
-		p.relayStream(x, a, res)
+		x.pass = passSource{head: *a.head, read: passthroughUsage(a.usage)}
+		p.deliver(x, a, resp.StatusCode, &x.pass, nil, false)
 	default: // not held: an upstream error answer, or a body too large to hold
 		if resp.ContentLength >= 0 {
 			h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
 		}
-		x.W.WriteHeader(resp.StatusCode)
-		p.relayUnheld(x, a, res)
+		x.pass = passSource{}
+		if a.head != nil {
+			x.pass.head = *a.head // what inspect read of it
+		}
+		p.deliver(x, a, resp.StatusCode, &x.pass, resp.Body, isEventStream(resp.Header))
 	}
 }
 
-// relayUnheld copies a body inspect did not hold, after what it read of
-// it, if anything.
-func (p *Proxy) relayUnheld(x *Exchange, a *attempt, res *record.Record) {
-	if read := a.takeRead(); len(read) > 0 {
-		if _, err := x.W.Write(read); err != nil {
-			res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", err)
-			return
-		}
-	}
-	upErr, clientErr := copyBody(x.W, a.resp.Body, isEventStream(a.resp.Header))
-	switch {
-	case clientErr != nil:
-		res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", clientErr)
-	case upErr != nil && x.Client.Context().Err() != nil:
-		// The client left and the upstream read was cancelled for it: the
-		// upstream did not break. Cut all the same, so a client that only
-		// half-closed does not take the short body for a whole one.
-		res.Status, res.Cut = record.StatusClientClosed, true
-		res.Err = fmt.Errorf("client gone mid-body: %w", context.Cause(x.Client.Context()))
-	case upErr != nil:
-		res.Cut, res.Err = true, fmt.Errorf("upstream body from %q broke: %w", a.up.Name, upErr)
-	}
+// deliver sends status, then src through the pump (body what is left to
+// read of the answer, nil when nothing is), and ends the relay.
+func (p *Proxy) deliver(x *Exchange, a *attempt, status int, src source, body io.Reader, flush bool) {
+	x.Record.Status = status
+	x.W.WriteHeader(status)
+	e := pump(x.W, flush, src, body)
+	e.seen = src.seen()
+	p.end(x, a.up.Name, e)
 }
 
 // relayHeaders sets the client response's headers from the upstream's:
@@ -116,35 +91,6 @@ func relayHeaders(x *Exchange, a *attempt) http.Header {
 	}
 	x.Record.SetServedHeaders(h, a.up.NameHeader, a.up.ModelHeader(a.cand.Model))
 	return h
-}
-
-// copyBody copies body to w through a pooled buffer, flushing after each
-// read when flush is set. It tells an upstream read failure from a client
-// write failure, since only the first means the client got a broken answer.
-func copyBody(w http.ResponseWriter, body io.Reader, flush bool) (upErr, clientErr error) {
-	buf := copyPool.Get().(*[32 << 10]byte)
-	defer copyPool.Put(buf)
-	flusher, _ := w.(http.Flusher)
-	if flusher == nil {
-		flush = false
-	}
-	for {
-		n, rerr := body.Read(buf[:])
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return nil, werr
-			}
-			if flush {
-				flusher.Flush()
-			}
-		}
-		if rerr == io.EOF {
-			return nil, nil
-		}
-		if rerr != nil {
-			return rerr, nil
-		}
-	}
 }
 
 func isEventStream(h http.Header) bool {

@@ -2,17 +2,12 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 
-	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/meter"
-	"github.com/pistra/pistra/runtime/metrics"
-	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/sse"
 )
 
@@ -205,86 +200,40 @@ func (s *streamRelay) takeOut() []byte {
 	return out
 }
 
-// relayStream sends an event stream whose start inspect checked: the
-// bytes read so far, then the rest as it arrives, flushed after every
-// read. A stream that breaks or ends without its terminal event ends for
-// the client with an error event in its dialect, and the connection is cut
-// after it, so the client's SDK raises an API error rather than taking a
-// truncated answer for a complete one.
-func (p *Proxy) relayStream(x *Exchange, a *attempt, res *record.Record) {
-	st := a.stream
-	st.commit()
-	w := &flushWriter{w: x.W}
-	w.flusher, _ = x.W.(http.Flusher)
-	upErr := st.pump(a.resp.Body, w)
-	if u := st.meter.Usage(); u.Reported {
-		res.Usage, res.UsageFrom = u, meter.SourcePassthrough
-	}
-	switch {
-	case w.err != nil:
-		res.Status, res.Err = record.StatusClientClosed, fmt.Errorf("client write: %w", w.err)
-	case st.meter.UpstreamError() != nil:
-		// The client got the upstream's error event, which ends a stream:
-		// every write went through, so a client that hangs up on reading
-		// it (SDKs do) left after the answer, not before it.
-		res.Err = fmt.Errorf("stream from %q: %w", a.up.Name, st.meter.UpstreamError())
-		p.Metrics.StreamFailure(a.up.Name, metrics.StreamUpstreamError)
-	case x.Client.Context().Err() != nil && (upErr != nil || !st.meter.Ended()):
-		// The client left and the upstream read was cancelled for it. The
-		// connection is cut all the same: a client that only half-closed
-		// may still be reading, and must not see a clean end.
-		res.Status, res.Cut = record.StatusClientClosed, true
-		res.Err = fmt.Errorf("client gone mid-stream: %w", context.Cause(x.Client.Context()))
-	case upErr != nil || !st.meter.Ended():
-		why := "ended without its terminal event"
-		if upErr != nil {
-			why = "broke: " + upErr.Error()
-		}
-		e := dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamStreamIncomplete,
-			"the stream from provider %q %s", a.up.Name, why)
-		_, _ = w.Write(x.Dialect.AppendStreamError(st.out[:0], x.Route, x.RequestID, e))
-		res.Cut, res.Err = true, e
-		p.Metrics.StreamFailure(a.up.Name, metrics.StreamIncomplete)
-	}
+// The stream as the pump copies it: what inspect read (the checked start,
+// once committed), then each read as it came, or the bytes kept of it when
+// events are being dropped. A stream that ends cleanly without its
+// terminal event is short; it is told so in its dialect (end).
+var _ source = (*streamRelay)(nil)
+
+func (s *streamRelay) start() ([]byte, error) {
+	s.commit()
+	return s.takeOut(), nil
 }
 
-// pump sends what inspect read, then the rest of body, to w: each read as
-// it came, or the bytes kept of it when events are being dropped. It
-// returns the upstream's read error, if any; a write error stops it and
-// stays in w.
-func (s *streamRelay) pump(body io.Reader, w *flushWriter) error {
-	if out := s.takeOut(); len(out) > 0 {
-		if _, err := w.Write(out); err != nil {
-			return nil
-		}
+func (s *streamRelay) next(p []byte) ([]byte, error) {
+	if err := s.feed(p); err != nil {
+		return nil, err
 	}
-	buf := copyPool.Get().(*[32 << 10]byte)
-	defer copyPool.Put(buf)
-	for {
-		n, rerr := body.Read(buf[:])
-		if n > 0 {
-			if err := s.feed(buf[:n]); err != nil {
-				return err
-			}
-			chunk := buf[:n]
-			if s.copying {
-				chunk = s.takeOut()
-			}
-			if len(chunk) > 0 {
-				if _, err := w.Write(chunk); err != nil {
-					return nil
-				}
-			}
-		}
-		if rerr == io.EOF {
-			s.finish()
-			if out := s.takeOut(); len(out) > 0 {
-				_, _ = w.Write(out)
-			}
-			return nil
-		}
-		if rerr != nil {
-			return rerr
-		}
+	if s.copying {
+		return s.takeOut(), nil
 	}
+	return p, nil
+}
+
+func (s *streamRelay) end(readErr error) ([]byte, error) {
+	if readErr != nil {
+		return nil, readErr
+	}
+	s.finish()
+	if !s.meter.Ended() {
+		return s.takeOut(), errNoTerminal
+	}
+	return s.takeOut(), nil
+}
+
+func (s *streamRelay) seen() seen {
+	r := passthroughUsage(s.meter.Usage())
+	r.reported, r.told = s.meter.UpstreamError(), toldByEvent
+	return r
 }

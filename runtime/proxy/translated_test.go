@@ -259,11 +259,11 @@ func TestReadBounded(t *testing.T) {
 	for _, n := range []int{0, 1, 100, 17 << 10, 40 << 10} {
 		buf := GetBuffer()
 		src := strings.Repeat("x", n)
-		err := readBounded(strings.NewReader(src), buf, 32<<10)
+		err := ReadBounded(strings.NewReader(src), buf, 32<<10)
 		if n <= 32<<10 && (err != nil || string(*buf) != src) {
 			t.Errorf("%d bytes: %v, read %d", n, err, len(*buf))
 		}
-		if n > 32<<10 && !errors.Is(err, errBodyTooLarge) {
+		if n > 32<<10 && !errors.Is(err, ErrTooLarge) {
 			t.Errorf("%d bytes: %v", n, err)
 		}
 		PutBuffer(buf)

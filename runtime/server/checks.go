@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/record"
 )
 
@@ -127,36 +128,24 @@ func readBody(r *http.Request, limit int64, buf *[]byte) *dialect.Error {
 	if r.ContentLength > limit {
 		return tooLarge
 	}
-	b := (*buf)[:0]
 	// Size for the declared length, but only up to 1 MiB ahead of the bytes
 	// actually arriving: a declaration alone must not reserve 32 MiB.
-	if want := min(r.ContentLength, 1<<20); want > int64(cap(b)) {
-		b = make([]byte, 0, want)
+	if want := min(r.ContentLength, 1<<20); want > int64(cap(*buf)) {
+		*buf = make([]byte, 0, want)
 	}
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Body.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		*buf = b
-		if int64(len(b)) > limit {
-			return tooLarge
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return dialect.Errorf(http.StatusRequestTimeout, dialect.CodeRequestTimeout,
-				"the request body did not arrive in time (%d bytes read)", len(b))
-		}
-		if err != nil && clientLeft(r, err) {
-			return errClientLeft
-		}
-		if err != nil {
-			return dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "reading the request body: %v", err)
-		}
+	err := proxy.ReadBounded(r.Body, buf, limit)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, proxy.ErrTooLarge):
+		return tooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return dialect.Errorf(http.StatusRequestTimeout, dialect.CodeRequestTimeout,
+			"the request body did not arrive in time (%d bytes read)", len(*buf))
+	case clientLeft(r, err):
+		return errClientLeft
 	}
+	return dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "reading the request body: %v", err)
 }
 
 // errClientLeft is what readBody returns when the client went away before

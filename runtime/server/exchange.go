@@ -106,10 +106,18 @@ func (s *Server) finish(x *exchange) {
 	s.log.LogAttrs(x.r.Context(), x.rec.Level(), "request", x.rec.Attrs(attrs[:0], d)...)
 }
 
+// cutConnection aborts the client's connection, so that a client that
+// was sent a status sees an error rather than a clean end: net/http's way
+// is a panic with http.ErrAbortHandler, which its server recovers from
+// without logging. It is how a record's Cut is applied (end), and how a
+// panic after the status went out ends (recoverPanic, which lets this one
+// pass through).
+func cutConnection() { panic(http.ErrAbortHandler) }
+
 // recoverPanic is the last line of defence: a panic in a handler is
 // counted, logged with its stack, and answered with a 500 when nothing has
 // been sent yet; otherwise the connection is cut so the client sees an
-// error. http.ErrAbortHandler is the deliberate cut and passes through.
+// error. The deliberate cut (cutConnection) passes through.
 func (s *Server) recoverPanic(x *exchange) {
 	rec := recover()
 	if rec == nil {
@@ -121,7 +129,7 @@ func (s *Server) recoverPanic(x *exchange) {
 	s.metrics.Panic()
 	s.log.Error("handler panic", "request_id", x.rec.ID, "route", x.rec.Route, "panic", rec, "stack", string(debug.Stack()))
 	if x.w.status != 0 {
-		panic(http.ErrAbortHandler)
+		cutConnection()
 	}
 	s.refuse(x, dialect.Errorf(http.StatusInternalServerError, dialect.CodeInternal,
 		"internal error; request id %s", x.rec.ID))

@@ -34,7 +34,7 @@ func (s *Server) end(x *exchange) {
 	cut := x.rec.Cut
 	s.release(x)
 	if cut {
-		panic(http.ErrAbortHandler)
+		cutConnection()
 	}
 }
 

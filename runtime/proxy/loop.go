@@ -1,0 +1,158 @@
+package proxy
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/pistra/pistra/runtime/admission"
+	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/upstream"
+)
+
+// loop is the attempt loop's state for one request.
+type loop struct {
+	// moveOn is the primary provider's failover policy, which governs the
+	// whole request; gate admits each candidate.
+	moveOn upstream.Classes
+	gate   admission.Gate
+	// last is the last attempt sent, nil until one is; held what the gate
+	// took for the candidate being tried.
+	last *attempt
+	held admission.Ticket
+	// refused is the first refusal met, answered when nothing is sent;
+	// final a refusal of the whole request, answered at once.
+	refused, final *dialect.Error
+	// passed is how far into the primary's failover.to the request went.
+	passed int
+}
+
+// try takes candidate ci: readied, admitted, then sent with its retries.
+// It reports whether the loop goes on to the next candidate.
+func (p *Proxy) try(x *Exchange, l *loop, ci int) bool {
+	c := &x.Candidates[ci]
+	up := &x.Upstreams[c.Provider]
+	if ok, e := x.Prepare(c); !ok {
+		l.refused = cmp.Or(l.refused, e)
+		x.passedOver(c, prepareReason(e), e)
+		return true
+	}
+	if l.last != nil && !l.moveOn.Has(l.last.class.failure()) {
+		return false
+	}
+	l.release() // the abandoned candidate's claim, before the next is priced
+	t, no := l.gate.Admit(&x.Admission, c)
+	if no != nil && no.Final && l.last == nil {
+		l.final = no.Error
+		return false
+	}
+	if no != nil {
+		p.Metrics.FailoverSkipped(up.Name, no.Reason)
+		l.refused = cmp.Or(l.refused, no.Error)
+		x.passedOver(c, no.Reason, no.Error)
+		return true
+	}
+	l.held = t
+	if !c.Primary {
+		p.countPassedSkips(x, &l.passed, c.Provider)
+	}
+	if l.last != nil {
+		if l.last.up != up {
+			p.Metrics.Failover(l.last.up.Name, up.Name, l.last.class.String())
+			x.Record.Failover = true
+		}
+		l.last.discard()
+	}
+	l.last = p.tryCandidate(x, ci, up, x.Record, l.moveOn)
+	x.Record.Tried, x.Record.Origin = c, c.Origin
+	return l.last.class != classNone && l.last.class != classCanceled
+}
+
+// conclude ends the request the one way the loop left it: refused whole,
+// nothing sent, a good answer relayed, a client that left, or the last
+// failure answered.
+func (p *Proxy) conclude(x *Exchange, l *loop) {
+	res := x.Record
+	switch {
+	case l.final != nil:
+		p.answer(x, res, l.final)
+	case l.last == nil:
+		p.answer(x, res, x.withWalk(cmp.Or(l.refused, Unservable(x.Body.Requested()))))
+	case l.last.class == classNone:
+		p.relay(x, l.last, res)
+	case l.last.class == classCanceled:
+		l.last.discard()
+		clientLeftFirst(res, l.last.err, false)
+	default:
+		p.answerFailure(x, l.last, res)
+	}
+}
+
+// closeClaim closes what the gate took, exactly once: settled on the
+// answer, once one went out (on what was seen of it, even when a panic
+// cut the relay short), else given back.
+func (l *loop) closeClaim(x *Exchange) {
+	if x.Record.Served == nil {
+		l.release()
+		return
+	}
+	held := l.held
+	if held == nil {
+		return
+	}
+	l.held = nil // forgotten first: a panic inside Settle must not close it twice
+	x.outcome = settlement(x.Record)
+	held.Settle(&x.outcome)
+}
+
+// settlement is what a claim is settled on: the served upstream answer's
+// status (the client may have been sent another, or have left) and the
+// usage the relay recorded.
+func settlement(res *record.Record) admission.Outcome {
+	return admission.Outcome{Status: res.UpstreamStatus, Usage: res.Usage}
+}
+
+// release gives back what the gate took, if anything, and forgets it, so
+// nothing is closed twice.
+func (l *loop) release() {
+	if held := l.held; held != nil {
+		l.held = nil
+		held.Release()
+	}
+}
+
+// countPassedSkips counts, in pistra_failover_skipped_total, the failover
+// providers the plan ruled out at build time that the request has now gone
+// past on its way to provider to in the primary's failover.to order: a
+// failover policy whose candidates are always skipped shows up there.
+// *passed is how far into that order the request had gone before.
+func (p *Proxy) countPassedSkips(x *Exchange, passed *int, to int) {
+	if len(x.Skips) == 0 {
+		return
+	}
+	order := x.Upstreams[primaryProvider(x)].FailoverTo
+	j := slices.Index(order, to)
+	if j < *passed {
+		return
+	}
+	for _, prov := range order[*passed:j] {
+		p.countSkipsOf(x, prov)
+	}
+	*passed = j + 1
+}
+
+// countSkipsOf counts provider prov's build-time skips, once per reason,
+// when none of its candidates is in the plan.
+func (p *Proxy) countSkipsOf(x *Exchange, prov int) {
+	if slices.ContainsFunc(x.Candidates, func(c plan.Candidate) bool { return c.Provider == prov }) {
+		return
+	}
+	var counted []string
+	for _, s := range x.Skips {
+		if s.Provider == prov && !slices.Contains(counted, s.Reason) {
+			counted = append(counted, s.Reason)
+			p.Metrics.FailoverSkipped(x.Upstreams[prov].Name, s.Reason)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package proxy
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
+)
+
+// parts hands out its parts one read each, then err (io.EOF when nil).
+type parts struct {
+	parts []string
+	err   error
+	reads int
+}
+
+func (p *parts) Read(b []byte) (int, error) {
+	p.reads++
+	if len(p.parts) == 0 {
+		return 0, cmp.Or(p.err, io.EOF)
+	}
+	n := copy(b, p.parts[0])
+	p.parts = p.parts[1:]
+	return n, nil
+}
+
+// failingWriter fails every write.
+type failingWriter struct{ writes int }
+
+func (w *failingWriter) Write([]byte) (int, error) { w.writes++; return 0, errors.New("broken pipe") }
+
+// TestPumpFacts: what the pump reports of each way a copy stops, for the
+// ending to decide from, and what the client got meanwhile, for each
+// kind of source: bytes passed as they are, a metered stream, a
+// translated one.
+func TestPumpFacts(t *testing.T) {
+	reset := errors.New("connection reset")
+	chat := strings.Join(oaiChunks, "")
+	stream := func() source { return getStream(meter.ShapeChat, false) }
+	xlat := func() source {
+		s := &xlatSource{}
+		s.s = translate.For(plan.TranslateOpenAIAnthropic).Stream(s, "m", false)
+		return s
+	}
+	pass := func(head string) func() source { return func() source { return &passSource{head: []byte(head)} } }
+	tests := []struct {
+		name   string
+		src    func() source
+		body   *parts // nil: nothing left to read
+		broken error  // nil: whole
+		read   bool   // a read failed
+		short  bool
+		want   string // what the client got; "" when it is all the body
+	}{
+		{name: "held whole", src: pass(`{"id":1}`), want: `{"id":1}`},
+		{name: "held start, then the rest", src: pass("ab"), body: &parts{parts: []string{"cd", "ef"}}, want: "abcdef"},
+		{name: "passed body breaks", src: pass(""), body: &parts{parts: []string{"ab"}, err: reset}, broken: reset, read: true},
+		{name: "stream whole", src: stream, body: &parts{parts: oaiChunks}},
+		{name: "stream without its terminal event", src: stream, body: &parts{parts: oaiChunks[:4]}, broken: errNoTerminal, short: true},
+		{name: "stream breaks", src: stream, body: &parts{parts: oaiChunks[:2], err: reset}, broken: reset, read: true},
+		{name: "translated whole", src: xlat, body: &parts{parts: antEvents}, want: "data: [DONE]"},
+		{name: "translated short", src: xlat, body: &parts{parts: antEvents[:4]}, broken: translate.ErrIncompleteStream, short: true,
+			want: `data: {"error":`},
+		{name: "translated breaks mid-message", src: xlat, body: &parts{parts: antEvents[:4], err: reset},
+			broken: translate.ErrIncompleteStream, read: true, want: `data: {"error":`},
+		{name: "translated breaks once the message is done", src: xlat, body: &parts{parts: antEvents[:7], err: reset},
+			read: true, want: "data: [DONE]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got bytes.Buffer
+			var body io.Reader
+			var all strings.Builder
+			if tt.body != nil {
+				body = tt.body
+				for _, p := range tt.body.parts {
+					all.WriteString(p)
+				}
+			}
+			e := pump(&got, true, tt.src(), body)
+			if e.wrote != nil || (e.read != nil) != tt.read || e.short != tt.short ||
+				(tt.broken == nil) != (e.broken == nil) || tt.broken != nil && !errors.Is(e.broken, tt.broken) {
+				t.Fatalf("wrote %v read %v broken %v short %v; want read %v broken %v short %v",
+					e.wrote, e.read, e.broken, e.short, tt.read, tt.broken, tt.short)
+			}
+			switch {
+			case tt.want == "" && got.String() != all.String():
+				t.Errorf("client got %q, want the body %q", got.String(), all.String())
+			case tt.want != "" && !strings.Contains(got.String(), tt.want):
+				t.Errorf("client got %q, want %q in it", got.String(), tt.want)
+			}
+		})
+	}
+
+	// A failed write stops the copy: the client is gone, and the upstream
+	// is read no further.
+	body := &parts{parts: []string{chat, chat}}
+	w := &failingWriter{}
+	if e := pump(w, false, pass("ab")(), body); e.wrote == nil || e.broken != nil || w.writes != 1 || body.reads != 0 {
+		t.Errorf("wrote %v broken %v after %d writes and %d reads", e.wrote, e.broken, w.writes, body.reads)
+	}
+}
