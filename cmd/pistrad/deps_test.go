@@ -12,8 +12,8 @@ import (
 
 const module = "github.com/pistra/pistra"
 
-// TestLinksNoCompiler holds pistrad to DESIGN.md's rule that the runtime
-// never carries the compiler: listing its dependencies is enough, and
+// TestLinksNoCompiler holds pistrad to the rule that the runtime never
+// carries the compiler (README.md#layout): listing its dependencies is enough, and
 // builds nothing.
 func TestLinksNoCompiler(t *testing.T) {
 	// go test puts the go command's own GOROOT/bin first on PATH, so this is
