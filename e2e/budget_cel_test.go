@@ -11,35 +11,22 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // budgetWeightPolicy prices gpt-4o's output at four times gpt-3.5-turbo's,
 // both served by one fake.
-const budgetWeightPolicy = `package pistra
-
-providers: "up-openai": {
-	base_url:       "{{.OpenAI}}"
-	credential_env: "E2E_OPENAI_KEY"
-	models: {"gpt-4o": {}, "gpt-3.5-turbo": {}}
-	aliases: heavy: "gpt-4o"
-	channels: native: {dialect: "openai", tier: "native"}
-	timeout: "5s"
-}
-
-profiles: weighted: budgets: ["weighted"]
-
-keys: [{name: "weigher", profile: "weighted", hash: "{{hash "sk-e2e-weigher"}}"}]
-
-budgets: [{
-	name:   "weighted"
-	limit:  2000
-	window: "day"
-	cost: {
-		type: "CEL"
-		cel:  #"model.startsWith("gpt-4o") ? input_tokens + output_tokens * 4u : input_tokens + output_tokens"#
+func budgetWeightPolicy(p policy) testkit.Policy {
+	up := openAIProvider(p.OpenAI, envOpenAI, "gpt-4o", "gpt-3.5-turbo")
+	up.Aliases = map[string]string{"heavy": "gpt-4o"}
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{"up-openai": up},
+		Profiles:  map[string]testkit.Profile{"weighted": {Budgets: []string{"weighted"}}},
+		Keys:      []testkit.Key{clientKey("weigher", "weighted", "sk-e2e-weigher")},
+		Budgets: []testkit.Budget{{Name: "weighted", Limit: 2000, Window: "day", Cost: testkit.Cost{Type: "CEL",
+			CEL: `model.startsWith("gpt-4o") ? input_tokens + output_tokens * 4u : input_tokens + output_tokens`}}},
 	}
-}]
-`
+}
 
 // weighted is what the policy's expression charges model for usage u.
 func weighted(model string, u openai.CompletionUsage) uint64 {
@@ -106,48 +93,22 @@ func TestBudgetCELWeightsModels(t *testing.T) {
 
 // budgetBackendPolicy prices whatever the primary provider serves at a
 // hundred times what its fallback does.
-const budgetBackendPolicy = `package pistra
-
-providers: {
-	primary: {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
-		failover: {to: ["fallback"], on: ["5xx"]}
-	}
-	fallback: {
-		base_url:       "{{.Backup}}"
-		credential_env: "E2E_BACKUP_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
+func budgetBackendPolicy(p policy) testkit.Policy {
+	primary := openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")
+	primary.Failover = failover([]string{"fallback"}, "5xx")
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{"primary": primary, "fallback": openAIProvider(p.Backup, envBackup, "gpt-4o-mini")},
+		Primary:   map[string]string{"gpt-4o-mini": "primary"},
+		Profiles: map[string]testkit.Profile{
+			"costly": {Budgets: []string{"by-backend"}},
+			"plain":  {Budgets: []string{"tokens"}},
+		},
+		Keys: []testkit.Key{clientKey("costly", "costly", "sk-e2e-costly"), clientKey("plain", "plain", "sk-e2e-plain")},
+		Budgets: []testkit.Budget{{Name: "by-backend", Limit: 10000, Window: "day", Cost: testkit.Cost{Type: "CEL",
+			CEL: `backend == "primary" ? (input_tokens + output_tokens) * 100u : input_tokens + output_tokens`}},
+			dayBudget("tokens", 10000)},
 	}
 }
-
-primary: "gpt-4o-mini": "primary"
-
-profiles: {
-	costly: budgets: ["by-backend"]
-	plain: budgets: ["tokens"]
-}
-
-keys: [
-	{name: "costly", profile: "costly", hash: "{{hash "sk-e2e-costly"}}"},
-	{name: "plain", profile: "plain", hash: "{{hash "sk-e2e-plain"}}"},
-]
-
-budgets: [{
-	name:   "by-backend"
-	limit:  10000
-	window: "day"
-	cost: {
-		type: "CEL"
-		cel:  #"backend == "primary" ? (input_tokens + output_tokens) * 100u : input_tokens + output_tokens"#
-	}
-}, {name: "tokens", limit: 10000, window: "day", cost: type: "TotalToken"}]
-`
 
 // TestBudgetFailsOverPastBudget: the primary provider is healthy, but the
 // budget prices it so that its hold (about 1050 tokens, times 100) cannot

@@ -14,30 +14,19 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 const keyStreamer = "sk-e2e-streamer"
 
-// budgetStreamsPolicy serves one OpenAI fake, reached through a Pause, to
-// a key whose profile draws on one budget of {LIMIT} tokens a day.
-const budgetStreamsPolicy = `package pistra
-
-providers: {
-	"paced-openai": {
-		base_url:       "{PAUSED}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "30s"
+// budgetStreamsPolicy serves one OpenAI fake, reached through a Pause at
+// paused, to a key whose profile draws on one budget of limit tokens a
+// day.
+func budgetStreamsPolicy(paused string, limit uint64) fixture {
+	return func(policy) testkit.Policy {
+		return pacedPolicy(paused, "gpt-4o-mini", "30s", "capped", dayBudget("streams", limit), clientKey("streamer", "capped", keyStreamer))
 	}
 }
-
-profiles: capped: budgets: ["streams"]
-
-keys: [{name: "streamer", profile: "capped", hash: "{{hash "sk-e2e-streamer"}}"}]
-
-budgets: [{name: "streams", limit: {LIMIT}, window: "day", cost: type: "TotalToken"}]
-`
 
 // streamBody is what every stream sends: the same bytes, so every hold is
 // the same. The client asks for usage itself, so the usage chunk reaches
@@ -157,7 +146,7 @@ func TestBudgetConcurrentStreams(t *testing.T) {
 	if err := fake.SetFaults(fakeprovider.Faults{ChunkDelay: 40 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	e := startWith(t, budgetFill(budgetStreamsPolicy, map[string]string{"PAUSED": url, "LIMIT": fmt.Sprint(limit)}))
+	e := startWith(t, budgetStreamsPolicy(url, limit))
 	// Registered last, so it runs first: a stream left paused by a failure
 	// would hold up the gateway's shutdown and the fake's close.
 	t.Cleanup(pause.Release)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,24 +18,36 @@ import (
 
 // twoNativeProviders is one provider per dialect, each speaking only its
 // own, for policies that add their own profiles, keys and budgets.
-const twoNativeProviders = `providers: {
-	"up-openai": {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
-	}
-	"up-anthropic": {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: "anthropic-version": "2023-06-01"
-		models: {"claude-haiku-4-5": {max_tokens: 8192}}
-		channels: native: {dialect: "anthropic", tier: "native"}
-		timeout: "5s"
+func twoNativeProviders(p policy) map[string]testkit.Provider {
+	return map[string]testkit.Provider{
+		"up-openai":    openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini"),
+		"up-anthropic": anthropicProvider(p.Anthropic, 8192, "claude-haiku-4-5"),
 	}
 }
-`
+
+// pacedPolicy serves model from one OpenAI provider, paced-openai, at url
+// (a fake behind a wrapper) within timeout, to keys of one profile that
+// draws on budget alone.
+func pacedPolicy(url, model, timeout, profile string, budget testkit.Budget, keys ...testkit.Key) testkit.Policy {
+	up := openAIProvider(url, envOpenAI, model)
+	up.Timeout = timeout
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{"paced-openai": up},
+		Profiles:  map[string]testkit.Profile{profile: {Budgets: []string{budget.Name}}},
+		Keys:      keys,
+		Budgets:   []testkit.Budget{budget},
+	}
+}
+
+// caseKeys is a key of profile per name, named for it and presenting
+// "sk-e2e-" and the name.
+func caseKeys(profile string, names ...string) []testkit.Key {
+	out := make([]testkit.Key, len(names))
+	for i, n := range names {
+		out[i] = clientKey(n, profile, "sk-e2e-"+n)
+	}
+	return out
+}
 
 // bucketRow is one bucket of GET /admin/v1/budgets, decoded by the
 // documented field names rather than the server's own type, so a renamed
@@ -156,16 +167,6 @@ func budgetFake(t *testing.T, d fakeprovider.Dialect, secret string, wrap func(h
 	hs := httptest.NewServer(wrap(f))
 	t.Cleanup(hs.Close)
 	return f, hs.URL + "/v1"
-}
-
-// budgetFill replaces each {NAME} in tmpl with its value, for the parts of a
-// policy a test decides at run time (limits, a wrapped fake's URL); the
-// harness's own {{.Field}} placeholders are left for it.
-func budgetFill(tmpl string, values map[string]string) string {
-	for k, v := range values {
-		tmpl = strings.ReplaceAll(tmpl, "{"+k+"}", v)
-	}
-	return tmpl
 }
 
 // budgetPost posts body to the gateway's path with key, and returns the

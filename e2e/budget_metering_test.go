@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,22 +9,23 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/internal/testkit/sdkclient"
 )
 
 // budgetMeteringPolicy: up-openai speaks only OpenAI and up-anthropic only
 // Anthropic, so a client of the other dialect is served through a
 // translator; every key draws on its own bucket of one TotalToken budget.
-const budgetMeteringPolicy = `package pistra
-
-` + twoNativeProviders + `
-profiles: metering: budgets: ["metered"]
-
-keys: [{KEYS}
-]
-
-budgets: [{name: "metered", limit: 1000000, window: "day", cost: type: "TotalToken"}]
-`
+func budgetMeteringPolicy(names []string) fixture {
+	return func(p policy) testkit.Policy {
+		return testkit.Policy{
+			Providers: twoNativeProviders(p),
+			Profiles:  map[string]testkit.Profile{"metering": {Budgets: []string{"metered"}}},
+			Keys:      caseKeys("metering", names...),
+			Budgets:   []testkit.Budget{dayBudget("metered", 1000000)},
+		}
+	}
+}
 
 // meteringCase makes one request with key and returns the total tokens
 // the answer reported to the client.
@@ -146,11 +145,11 @@ var meteringCases = []meteringCase{
 // answer reported to the client, and nothing stays held.
 func TestBudgetSettlesOnReportedUsage(t *testing.T) {
 	skipNearDayEnd(t, 2*time.Minute)
-	var keys strings.Builder
+	var names []string
 	for _, c := range meteringCases {
-		fmt.Fprintf(&keys, "\n\t{name: %q, profile: \"metering\", hash: \"{{hash %q}}\"},", c.name, "sk-e2e-"+c.name)
+		names = append(names, c.name)
 	}
-	e := startWith(t, budgetFill(budgetMeteringPolicy, map[string]string{"KEYS": keys.String()}))
+	e := startWith(t, budgetMeteringPolicy(names))
 	for _, c := range meteringCases {
 		t.Run(c.name, func(t *testing.T) {
 			reported := c.run(t, e, "sk-e2e-"+c.name)

@@ -8,26 +8,16 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
-// budgetReloadPolicy draws the key's profile on {BUDGET}; the budget of
-// the other name is not declared.
-const budgetReloadPolicy = `package pistra
-
-providers: "paced-openai": {
-	base_url:       "{PAUSED}"
-	credential_env: "E2E_OPENAI_KEY"
-	models: {"gpt-4o-mini": {}}
-	channels: native: {dialect: "openai", tier: "native"}
-	timeout: "30s"
+// budgetReloadPolicy serves the fake paused behind a Pause and draws the
+// key's profile on budget; a budget of another name is not declared.
+func budgetReloadPolicy(paused, budget string) fixture {
+	return func(policy) testkit.Policy {
+		return pacedPolicy(paused, "gpt-4o-mini", "30s", "capped", dayBudget(budget, 100000), clientKey("reloader", "capped", "sk-e2e-reloader"))
+	}
 }
-
-profiles: capped: budgets: ["{BUDGET}"]
-
-keys: [{name: "reloader", profile: "capped", hash: "{{hash "sk-e2e-reloader"}}"}]
-
-budgets: [{name: "{BUDGET}", limit: 100000, window: "day", cost: type: "TotalToken"}]
-`
 
 // TestBudgetReloadDrains: a stream held on a budget that a reload then
 // removes settles into that budget's bucket, which the admin report keeps
@@ -37,10 +27,7 @@ func TestBudgetReloadDrains(t *testing.T) {
 	skipNearDayEnd(t, 2*time.Minute)
 	pause := fakeprovider.NewPause()
 	_, url := budgetFake(t, fakeprovider.DialectOpenAI, secretOpenAI, pause.Wrap)
-	policyFor := func(budget string) string {
-		return budgetFill(budgetReloadPolicy, map[string]string{"PAUSED": url, "BUDGET": budget})
-	}
-	e := startWith(t, policyFor("before"))
+	e := startWith(t, budgetReloadPolicy(url, "before"))
 	t.Cleanup(pause.Release)
 	client := e.openaiClient("sk-e2e-reloader")
 
@@ -58,7 +45,7 @@ func TestBudgetReloadDrains(t *testing.T) {
 	}
 
 	next := e.policy
-	next.Template = policyFor("after")
+	next.Fixture = budgetReloadPolicy(url, "after")
 	e.writeBundle(next)
 	if status := e.reload(); status != 200 {
 		t.Fatalf("reload: %d", status)

@@ -13,31 +13,32 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // budgetSDKPolicy gives each dialect two keys, one drawing on a budget
 // that resets every minute and one on a budget that resets every day, of
 // 1000 tokens each.
-const budgetSDKPolicy = `package pistra
-
-` + twoNativeProviders + `
-profiles: {
-	"per-minute": budgets: ["minute-cap"]
-	"per-day": budgets: ["day-cap"]
+func budgetSDKPolicy(p policy) testkit.Policy {
+	return testkit.Policy{
+		Providers: twoNativeProviders(p),
+		Profiles: map[string]testkit.Profile{
+			"per-minute": {Budgets: []string{"minute-cap"}},
+			"per-day":    {Budgets: []string{"day-cap"}},
+		},
+		Keys: []testkit.Key{
+			clientKey("openai-minute", "per-minute", "sk-e2e-openai-minute"),
+			clientKey("openai-day", "per-day", "sk-e2e-openai-day"),
+			clientKey("anthropic-minute", "per-minute", "sk-e2e-anthropic-minute"),
+			clientKey("anthropic-day", "per-day", "sk-e2e-anthropic-day"),
+		},
+		Budgets: []testkit.Budget{
+			{Name: "minute-cap", Limit: 1000, Window: "minute", Cost: testkit.Cost{Type: "TotalToken"}},
+			dayBudget("day-cap", 1000),
+		},
+	}
 }
-
-keys: [
-	{name: "openai-minute", profile: "per-minute", hash: "{{hash "sk-e2e-openai-minute"}}"},
-	{name: "openai-day", profile: "per-day", hash: "{{hash "sk-e2e-openai-day"}}"},
-	{name: "anthropic-minute", profile: "per-minute", hash: "{{hash "sk-e2e-anthropic-minute"}}"},
-	{name: "anthropic-day", profile: "per-day", hash: "{{hash "sk-e2e-anthropic-day"}}"},
-]
-
-budgets: [
-	{name: "minute-cap", limit: 1000, window: "minute", cost: type: "TotalToken"},
-	{name: "day-cap", limit: 1000, window: "day", cost: type: "TotalToken"},
-]
-`
 
 // sdkDefaultRetries is what both SDKs retry by default.
 const sdkDefaultRetries = 2

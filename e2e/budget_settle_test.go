@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // budgetSettlePolicy routes each model to an upstream that settles one
@@ -19,71 +20,33 @@ import (
 // on up-openai, with a retry and no failover), fakes whose streams break
 // after three events (cut-*), and fakes whose streams pause after their
 // first event so a client can leave mid-stream (paced-*). Every key draws on its own bucket of one large budget.
-const budgetSettlePolicy = `package pistra
-
-providers: {
-	"quiet-openai": {
-		base_url:       "{QUIET_OPENAI}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"quiet-gpt": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
-	}
-	"quiet-anthropic": {
-		base_url:       "{QUIET_ANTHROPIC}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: "anthropic-version": "2023-06-01"
-		models: {"quiet-claude": {max_tokens: 8192}}
-		channels: native: {dialect: "anthropic", tier: "native"}
-		timeout: "5s"
-	}
-	"up-openai": {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		retries: {max: 1, backoff: "10ms", on: ["5xx"]}
-		timeout: "5s"
-	}
-	"cut-openai": {
-		base_url:       "{{.Backup}}"
-		credential_env: "E2E_BACKUP_KEY"
-		models: {"cut-gpt": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
-	}
-	"cut-anthropic": {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: "anthropic-version": "2023-06-01"
-		models: {"cut-claude": {max_tokens: 8192}}
-		channels: native: {dialect: "anthropic", tier: "native"}
-		timeout: "5s"
-	}
-	"paced-openai": {
-		base_url:       "{PACED_OPENAI}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"paced-gpt": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "10s"
-	}
-	"paced-anthropic": {
-		base_url:       "{PACED_ANTHROPIC}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: "anthropic-version": "2023-06-01"
-		models: {"paced-claude": {max_tokens: 8192}}
-		channels: native: {dialect: "anthropic", tier: "native"}
-		timeout: "10s"
+func budgetSettlePolicy(u settleUpstreams, names []string) fixture {
+	return func(p policy) testkit.Policy {
+		upOpenAI := openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")
+		upOpenAI.Retries = retries(1, "5xx")
+		pacedOpenAI := openAIProvider(u.pacedOpenAI, envOpenAI, "paced-gpt")
+		pacedOpenAI.Timeout = "10s"
+		pacedAnthropic := anthropicProvider(u.pacedAnthropic, 8192, "paced-claude")
+		pacedAnthropic.Timeout = "10s"
+		return testkit.Policy{
+			Providers: map[string]testkit.Provider{
+				"quiet-openai":    openAIProvider(u.quietOpenAI, envOpenAI, "quiet-gpt"),
+				"quiet-anthropic": anthropicProvider(u.quietAnthropic, 8192, "quiet-claude"),
+				"up-openai":       upOpenAI,
+				"cut-openai":      openAIProvider(p.Backup, envBackup, "cut-gpt"),
+				"cut-anthropic":   anthropicProvider(p.Anthropic, 8192, "cut-claude"),
+				"paced-openai":    pacedOpenAI,
+				"paced-anthropic": pacedAnthropic,
+			},
+			Profiles: map[string]testkit.Profile{"settling": {Budgets: []string{"settle"}}},
+			Keys:     caseKeys("settling", names...),
+			Budgets:  []testkit.Budget{dayBudget("settle", 100000)},
+		}
 	}
 }
 
-profiles: settling: budgets: ["settle"]
-
-keys: [{KEYS}
-]
-
-budgets: [{name: "settle", limit: 100000, window: "day", cost: type: "TotalToken"}]
-`
+// settleUpstreams are the URLs of budgetSettlePolicy's fakes of its own.
+type settleUpstreams struct{ quietOpenAI, quietAnthropic, pacedOpenAI, pacedAnthropic string }
 
 // settleCase is one request and the spend it must settle at.
 type settleCase struct {
@@ -168,12 +131,11 @@ func TestBudgetSettlement(t *testing.T) {
 		{name: "gone-messages", path: "/v1/messages", body: messagesBody("paced-claude", true, 800), gone: true, status: 200,
 			spend: messageStartUsage},
 	}
-	var keys strings.Builder
+	var names []string
 	for _, c := range cases {
-		fmt.Fprintf(&keys, "\n\t{name: %q, profile: \"settling\", hash: \"{{hash %q}}\"},", c.name, "sk-e2e-"+c.name)
+		names = append(names, c.name)
 	}
-	e := startWith(t, budgetFill(budgetSettlePolicy, map[string]string{"KEYS": keys.String(),
-		"QUIET_OPENAI": quietOpenAI, "QUIET_ANTHROPIC": quietAnthropic, "PACED_OPENAI": pacedOpenAIURL, "PACED_ANTHROPIC": pacedAnthropicURL}))
+	e := startWith(t, budgetSettlePolicy(settleUpstreams{quietOpenAI, quietAnthropic, pacedOpenAIURL, pacedAnthropicURL}, names))
 	t.Cleanup(pause.Release) // runs first: nothing stays paused past the test
 	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: http.StatusInternalServerError})
 	e.setFaults(e.backup, fakeprovider.Faults{CutAfter: 3})

@@ -14,52 +14,34 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // circuitPolicy: up-openai opens after four failed attempts in a row and
 // fails over to backup-openai; up-anthropic, with no failover, opens after
-// two. {COOL_OPENAI} and {COOL_ANTHROPIC} are their cool-downs.
-const circuitPolicy = `package pistra
-
-providers: {
-	"up-openai": {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		retries: {max: 1, backoff: "10ms", on: ["5xx"]}
-		timeout: "2s"
-		failover: {to: ["backup-openai"], on: ["connect", "5xx", "429"]}
-		circuit: {failures: 4, cool_down: "{COOL_OPENAI}"}
-	}
-	"backup-openai": {
-		base_url:       "{{.Backup}}"
-		credential_env: "E2E_BACKUP_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
-	}
-	"up-anthropic": {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: "anthropic-version": "2023-06-01"
-		models: {"claude-haiku-4-5": {max_tokens: 8192}}
-		channels: native: {dialect: "anthropic", tier: "native"}
-		timeout: "5s"
-		circuit: {failures: 2, cool_down: "{COOL_ANTHROPIC}"}
+// two, after which each cools down for the time given.
+func circuitPolicy(coolOpenAI, coolAnthropic string) fixture {
+	return func(p policy) testkit.Policy {
+		upOpenAI := openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")
+		upOpenAI.Retries = retries(1, "5xx")
+		upOpenAI.Timeout = "2s"
+		upOpenAI.Failover = failover([]string{"backup-openai"}, "connect", "5xx", "429")
+		upOpenAI.Circuit = &testkit.Circuit{Failures: 4, CoolDown: coolOpenAI}
+		upAnthropic := anthropicProvider(p.Anthropic, 8192, "claude-haiku-4-5")
+		upAnthropic.Circuit = &testkit.Circuit{Failures: 2, CoolDown: coolAnthropic}
+		return testkit.Policy{
+			Providers: map[string]testkit.Provider{"up-openai": upOpenAI,
+				"backup-openai": openAIProvider(p.Backup, envBackup, "gpt-4o-mini"), "up-anthropic": upAnthropic},
+			Primary:  map[string]string{"gpt-4o-mini": "up-openai"},
+			Profiles: map[string]testkit.Profile{"default": {}},
+			Keys:     []testkit.Key{clientKey("default", "default", keyDefault)},
+		}
 	}
 }
 
-primary: "gpt-4o-mini": "up-openai"
-
-profiles: default: {}
-
-keys: [{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"}]
-`
-
 func startCircuit(t *testing.T, coolOpenAI, coolAnthropic string) *env {
 	t.Helper()
-	return startWith(t, budgetFill(circuitPolicy, map[string]string{"COOL_OPENAI": coolOpenAI, "COOL_ANTHROPIC": coolAnthropic}))
+	return startWith(t, circuitPolicy(coolOpenAI, coolAnthropic))
 }
 
 // circuitRow is a breaker as /admin/v1/status shows it.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/ledger/cluster/clustertest"
 )
 
@@ -36,38 +37,35 @@ const (
 
 func nodeKey(id string) string { return "sk-cluster-node-" + id }
 
-// clusterPolicy is one OpenAI fake and the budgets above; {LIMIT} is
-// cluster-cap's limit.
-const clusterPolicy = `package pistra
-
-providers: "up-openai": {
-	base_url:       "{{.OpenAI}}"
-	credential_env: "E2E_OPENAI_KEY"
-	models: "gpt-4o-mini": {}
-	channels: native: {dialect: "openai", tier: "native"}
-	timeout: "5s"
+// clusterPolicy is one OpenAI fake and the budgets above; limit is
+// cluster-cap's.
+func clusterPolicy(limit uint64) fixture {
+	return func(p policy) testkit.Policy {
+		perProfile := func(name string, limit uint64) testkit.Budget {
+			b := dayBudget(name, limit)
+			b.Per = "profile"
+			return b
+		}
+		tallyNode := dayBudget("tally-node", 1000000000000)
+		tallyNode.Per = "key"
+		return testkit.Policy{
+			Providers: map[string]testkit.Provider{"up-openai": openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")},
+			Profiles: map[string]testkit.Profile{
+				"capped": {Budgets: []string{"cluster-cap"}},
+				"tally":  {Budgets: []string{"tally-shared", "tally-node"}},
+				"open":   {},
+			},
+			Keys: []testkit.Key{
+				clientKey("capped", "capped", keyCapped),
+				clientKey("open", "open", keyOpen),
+				clientKey("node-n1", "tally", nodeKey("n1")),
+				clientKey("node-n2", "tally", nodeKey("n2")),
+				clientKey("node-n3", "tally", nodeKey("n3")),
+			},
+			Budgets: []testkit.Budget{perProfile("cluster-cap", limit), perProfile("tally-shared", 1000000000000), tallyNode},
+		}
+	}
 }
-
-profiles: {
-	capped: budgets: ["cluster-cap"]
-	tally: budgets: ["tally-shared", "tally-node"]
-	open: {}
-}
-
-keys: [
-	{name: "capped", profile: "capped", hash: "{{hash "sk-cluster-capped"}}"},
-	{name: "open", profile: "open", hash: "{{hash "sk-cluster-open"}}"},
-	{name: "node-n1", profile: "tally", hash: "{{hash "sk-cluster-node-n1"}}"},
-	{name: "node-n2", profile: "tally", hash: "{{hash "sk-cluster-node-n2"}}"},
-	{name: "node-n3", profile: "tally", hash: "{{hash "sk-cluster-node-n3"}}"},
-]
-
-budgets: [
-	{name: "cluster-cap", limit: {LIMIT}, window: "day", per: "profile", cost: type: "TotalToken"},
-	{name: "tally-shared", limit: 1000000000000, window: "day", per: "profile", cost: type: "TotalToken"},
-	{name: "tally-node", limit: 1000000000000, window: "day", per: "key", cost: type: "TotalToken"},
-]
-`
 
 // testCluster is three pistrad processes sharing one raft ledger.
 type testCluster struct {
@@ -105,8 +103,7 @@ func newTestCluster(t *testing.T, limit uint64) *testCluster {
 	c := &testCluster{t: t, bin: buildPistrad(t), ca: clustertest.NewCA(t, "e2e-cluster")}
 	_, url := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretOpenAI, RecordLimit: -1})
 	c.bundle = filepath.Join(t.TempDir(), "bundle.json")
-	tmpl := budgetFill(clusterPolicy, map[string]string{"LIMIT": fmt.Sprint(limit)})
-	b, err := json.Marshal(compilePolicy(t, policy{OpenAI: url, Template: tmpl}))
+	b, err := json.Marshal(compilePolicy(t, policy{OpenAI: url, Fixture: clusterPolicy(limit)}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,28 +10,17 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
-// disconnectPolicy serves paced-gpt from one fake whose streams pause
+// disconnectPolicy serves paced-gpt from one fake, at paced, whose streams pause
 // after their first event; every key draws on its own bucket of a budget,
 // so what each request held can be watched being given back.
-const disconnectPolicy = `package pistra
-
-providers: "paced-openai": {
-	base_url:       "{PACED}"
-	credential_env: "E2E_OPENAI_KEY"
-	models: {"paced-gpt": {}}
-	channels: native: {dialect: "openai", tier: "native"}
-	timeout: "20s"
+func disconnectPolicy(paced string, names []string) fixture {
+	return func(policy) testkit.Policy {
+		return pacedPolicy(paced, "paced-gpt", "20s", "leaving", dayBudget("leave", 100000), caseKeys("leaving", names...)...)
+	}
 }
-
-profiles: leaving: budgets: ["leave"]
-
-keys: [{KEYS}
-]
-
-budgets: [{name: "leave", limit: 100000, window: "day", cost: type: "TotalToken"}]
-`
 
 // closeWatch tells when the gateway closes an upstream request the fake
 // is still serving: the request's context ends before its handler does.
@@ -78,11 +67,11 @@ func TestClientLeaves(t *testing.T) {
 		{name: "before-first-byte", stream: true, delay: 20 * time.Second},
 		{name: "upstream-thinking", delay: 20 * time.Second},
 	}
-	var keys strings.Builder
+	var names []string
 	for _, c := range cases {
-		fmt.Fprintf(&keys, "\n\t{name: %q, profile: \"leaving\", hash: \"{{hash %q}}\"},", c.name, "sk-e2e-"+c.name)
+		names = append(names, c.name)
 	}
-	e := startWith(t, budgetFill(disconnectPolicy, map[string]string{"KEYS": keys.String(), "PACED": url}))
+	e := startWith(t, disconnectPolicy(url, names))
 	t.Cleanup(pause.Release)
 	client := &http.Client{}
 	defer client.CloseIdleConnections()

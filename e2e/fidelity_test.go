@@ -41,66 +41,41 @@ const (
 // structured output), never natively; "claude-haiku-4-5" only by an
 // Anthropic-dialect compat channel that keeps prompt caching. vendor and
 // native-openai answer on the OpenAI fake, relay on the backup fake.
-const fidelityPolicy = `package pistra
+func fidelityPolicy(p policy) testkit.Policy {
+	compat := func(dialect, verifiedAt, source, origin string, routes []string, keeps ...string) map[string]testkit.Channel {
+		name := map[string]string{"openai": compatChannel, "anthropic": "compat"}[dialect]
+		return map[string]testkit.Channel{name: {Dialect: dialect, Tier: "provider_compat", Routes: routes, Preserves: testkit.Keeps(keeps...),
+			VerifiedAt: verifiedAt, VerifiedBy: source, Origin: origin}}
+	}
+	chatOnly := []string{"chat_completions"}
+	vendor := testkit.Provider{BaseURL: p.OpenAI, CredentialEnv: envOpenAI, Models: modelsOf(0, "vendor-large"),
+		Aliases:  map[string]string{"tools": "vendor-large", "compat-only": "vendor-large"},
+		Channels: compat("openai", "2026-11-20", vendorSource, vendorOrigin, chatOnly, "structured_output"),
+		Failover: failover([]string{"native-openai", "relay"}, "connect", "5xx", "429")}
+	nativeOpenAI := testkit.Provider{BaseURL: p.OpenAI, CredentialEnv: envOpenAI, Models: modelsOf(0, "gpt-4o"),
+		Aliases: map[string]string{"tools": "gpt-4o"}, Channels: nativeChannel("openai")}
+	relay := testkit.Provider{BaseURL: p.Backup, CredentialEnv: envBackup, Models: modelsOf(0, "relay-large"),
+		Aliases:  map[string]string{"compat-only": "relay-large"},
+		Channels: compat("openai", "2026-10-01", relaySource, relayOrigin, chatOnly, "strict_tools", "structured_output")}
+	claude := testkit.Provider{BaseURL: p.Anthropic, CredentialEnv: envAnthropic, Auth: "x-api-key",
+		Models:   modelsOf(1024, "claude-haiku-4-5"),
+		Channels: compat("anthropic", "2026-09-15", claudeSource, claudeOrigin, nil, "prompt_caching")}
 
-providers: {
-	vendor: {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"vendor-large": {}}
-		aliases: {tools: "vendor-large", "compat-only": "vendor-large"}
-		channels: "openai-compat": {
-			dialect: "openai", tier: "provider_compat", routes: ["chat_completions"]
-			preserves: ["structured_output"]
-			verified_at: "2026-11-20", verified_by: "` + vendorSource + `", origin: "` + vendorOrigin + `"
-		}
-		failover: {to: ["native-openai", "relay"], on: ["connect", "5xx", "429"]}
-	}
-	"native-openai": {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o": {}}
-		aliases: tools: "gpt-4o"
-		channels: native: {dialect: "openai", tier: "native"}
-	}
-	relay: {
-		base_url:       "{{.Backup}}"
-		credential_env: "E2E_BACKUP_KEY"
-		models: {"relay-large": {}}
-		aliases: "compat-only": "relay-large"
-		channels: "openai-compat": {
-			dialect: "openai", tier: "provider_compat", routes: ["chat_completions"]
-			preserves: ["strict_tools", "structured_output"]
-			verified_at: "2026-10-01", verified_by: "` + relaySource + `", origin: "` + relayOrigin + `"
-		}
-	}
-	"claude-compat": {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		auth:           "x-api-key"
-		models: {"claude-haiku-4-5": {max_tokens: 1024}}
-		channels: compat: {
-			dialect: "anthropic", tier: "provider_compat"
-			preserves: ["prompt_caching"]
-			verified_at: "2026-09-15", verified_by: "` + claudeSource + `", origin: "` + claudeOrigin + `"
-		}
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{"vendor": vendor, "native-openai": nativeOpenAI, "relay": relay, "claude-compat": claude},
+		Primary:   map[string]string{"tools": "vendor", "compat-only": "vendor"},
+		Profiles: map[string]testkit.Profile{
+			"default": {},
+			"lenient": {OnFidelityLoss: "allow"},
+			"metered": {AllowedModels: []string{"tools"}, RequireCaps: []string{"usage_details"}, OnFidelityLoss: "allow"},
+		},
+		Keys: []testkit.Key{
+			clientKey("default", "default", keyDefault),
+			clientKey("lenient", "lenient", keyLenient),
+			clientKey("metered", "metered", keyMetered),
+		},
 	}
 }
-
-primary: {tools: "vendor", "compat-only": "vendor"}
-
-profiles: {
-	default: {}
-	lenient: on_fidelity_loss: "allow"
-	metered: {allowed_models: ["tools"], require_caps: ["usage_details"], on_fidelity_loss: "allow"}
-}
-
-keys: [
-	{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"},
-	{name: "lenient", profile: "lenient", hash: "{{hash "sk-e2e-lenient"}}"},
-	{name: "metered", profile: "metered", hash: "{{hash "sk-e2e-metered"}}"},
-]
-`
 
 // strictParams is a chat request with a strict function tool, plus
 // whatever more the test adds.

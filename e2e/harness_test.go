@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -12,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/pistra/pistra/compiler"
@@ -37,84 +34,25 @@ const (
 )
 
 var upstreamEnv = map[string]string{
-	"E2E_OPENAI_KEY":    secretOpenAI,
-	"E2E_BACKUP_KEY":    secretBackup,
-	"E2E_ANTHROPIC_KEY": secretAnthropic,
+	envOpenAI:    secretOpenAI,
+	envBackup:    secretBackup,
+	envAnthropic: secretAnthropic,
 }
 
-// policyTemplate is the catalog and policy the tests serve. up-openai fails
-// over to backup-openai, which resolves the aliases its own way; dead
-// points at a closed port.
-const policyTemplate = `package pistra
-
-providers: {
-	"up-openai": {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}, "text-embedding-3-small": {}, "gpt-3.5-turbo-instruct": {}}
-		aliases: fast: "gpt-4o-mini"
-		channels: native: {dialect: "openai", tier: "native"}
-		retries: {max: 1, backoff: "10ms", on: ["connect", "5xx", "429"]}
-		timeout: "2s"
-		failover: {to: ["backup-openai"], on: ["connect", "5xx", "429", "timeout"]}
-	}
-	"backup-openai": {
-		base_url:       "{{.Backup}}"
-		credential_env: "E2E_BACKUP_KEY"
-		models: {"gpt-4o-mini": {}, "backup-mini": {}}
-		aliases: {fast: "backup-mini", flaky: "backup-mini"}
-		channels: native: {dialect: "openai", tier: "native", routes: ["chat_completions", "responses"]}
-		timeout: "5s"
-	}
-	"dead": {
-		base_url: "{{.Dead}}"
-		models: {"dead-model": {}}
-		aliases: flaky: "dead-model"
-		channels: native: {dialect: "openai", tier: "native", routes: ["chat_completions"]}
-		retries: {max: 1, backoff: "10ms", on: ["connect"]}
-		timeout: "5s"
-		failover: {to: ["backup-openai"], on: ["connect"]}
-	}
-	"up-anthropic": {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: "anthropic-version": "2023-06-01"
-		models: {"claude-haiku-4-5": {max_tokens: 8192}, "claude-sonnet-4-5": {max_tokens: 8192}}
-		aliases: smart: "claude-sonnet-4-5"
-		channels: native: {dialect: "anthropic", tier: "native"}
-		retries: {max: 2, backoff: "10ms", on: ["5xx", "429"]}
-		timeout: "5s"
-	}
-}
-
-primary: {fast: "up-openai", "gpt-4o-mini": "up-openai", flaky: "dead"}
-
-profiles: {
-	default: {}
-	limited: allowed_models: ["gpt-4o-mini", "claude-haiku-4-5"]
-	metered: require_caps: ["usage_details"]
-}
-
-keys: [
-	{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"},
-	{name: "limited", profile: "limited", hash: "{{hash "sk-e2e-limited"}}"},
-	{name: "metered", profile: "metered", hash: "{{hash "sk-e2e-metered"}}"},
-{{- range .ExtraKeys}}
-	{name: "{{.}}", profile: "default", hash: "{{hash .}}"},
-{{- end}}
-]
-`
-
-// policy is what the template is filled with.
+// policy is what a gateway is started with: the URLs of its fakes, and
+// the fixture building the policy it serves for them.
 type policy struct {
 	OpenAI, Backup, Anthropic, Dead string
-	ExtraKeys                       []string
-	// Template replaces policyTemplate, for tests that need a catalog of
-	// their own over the same fakes.
-	Template string
-	// Extra holds what such a catalog needs beyond the three fakes (the
-	// URL of an upstream of its own, certificate files).
-	Extra map[string]string
+	// Fixture is nil for defaultPolicy.
+	Fixture fixture
+}
+
+// source is the policy's CUE.
+func (p policy) source() []byte {
+	if p.Fixture == nil {
+		return defaultPolicy(p).Source()
+	}
+	return p.Fixture(p).Source()
 }
 
 // env is one running gateway with its fake upstreams.
@@ -128,34 +66,28 @@ type env struct {
 	stopped                   bool
 }
 
-// start brings up three fakes, compiles the policy into a bundle file and
-// serves it on random loopback ports.
+// start brings up three fakes, compiles defaultPolicy into a bundle file
+// and serves it on random loopback ports.
 func start(t *testing.T) *env {
 	t.Helper()
-	return startWith(t, policyTemplate)
+	return startWith(t, defaultPolicy)
 }
 
-// startWith is start serving the catalog and policy tmpl instead.
-func startWith(t *testing.T, tmpl string) *env {
+// startWith is start serving the policy f builds instead.
+func startWith(t *testing.T, f fixture) *env {
 	t.Helper()
-	return startWithOptions(t, tmpl, nil)
+	return startWithOptions(t, f, nil)
 }
 
 // startWithOptions is startWith with the server's options adjusted by mod.
-func startWithOptions(t *testing.T, tmpl string, mod func(*server.Options)) *env {
-	t.Helper()
-	return startWithExtra(t, tmpl, nil, mod)
-}
-
-// startWithExtra is startWithOptions with extra values for the template.
-func startWithExtra(t *testing.T, tmpl string, extra map[string]string, mod func(*server.Options)) *env {
+func startWithOptions(t *testing.T, f fixture, mod func(*server.Options)) *env {
 	t.Helper()
 	e := &env{t: t, logs: &testkit.SyncBuffer{}}
 	var openaiURL, backupURL, anthropicURL string
 	e.openai, openaiURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretOpenAI})
 	e.backup, backupURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, Key: secretBackup})
 	e.anthropic, anthropicURL = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, Key: secretAnthropic})
-	e.policy = policy{OpenAI: openaiURL, Backup: backupURL, Anthropic: anthropicURL, Dead: "http://" + closedPort(t) + "/v1", Template: tmpl, Extra: extra}
+	e.policy = policy{OpenAI: openaiURL, Backup: backupURL, Anthropic: anthropicURL, Dead: "http://" + closedPort(t) + "/v1", Fixture: f}
 	e.bundlePath = filepath.Join(t.TempDir(), "bundle.json")
 	e.writeBundle(e.policy)
 
@@ -234,12 +166,7 @@ func (e *env) loadBundle() (*plan.Graph, string, error) {
 func compilePolicy(t *testing.T, p policy) *plan.Graph {
 	t.Helper()
 	dir := t.TempDir()
-	tmpl := template.Must(template.New("policy").Funcs(template.FuncMap{"hash": testkit.HashKey}).Parse(cmp.Or(p.Template, policyTemplate)))
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "policy.cue"), buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "policy.cue"), p.source(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	g, err := compiler.Compile(dir)

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // The relay reads what it relays: an answer that breaks before the client
@@ -240,22 +241,16 @@ func TestStreamWithoutTerminalIsCut(t *testing.T) {
 // anthropicBackupPolicy is the test policy with a second Anthropic
 // provider at url, serving claude-haiku-4-5, for up-anthropic to fail
 // over to on connect failures and 5xx.
-func anthropicBackupPolicy(t *testing.T, url string) string {
-	t.Helper()
-	p := policyTemplate
-	for _, r := range []struct{ old, new string }{
-		{"primary: {", `primary: {"claude-haiku-4-5": "up-anthropic", `},
-		{"\t\taliases: smart: \"claude-sonnet-4-5\"\n", "\t\taliases: smart: \"claude-sonnet-4-5\"\n\t\tfailover: {to: [\"backup-anthropic\"], on: [\"connect\", \"5xx\"]}\n"},
-		{"\t\"up-anthropic\": {\n", "\t\"backup-anthropic\": {\n\t\tbase_url: \"" + url + "\"\n\t\tcredential_env: \"E2E_ANTHROPIC_KEY\"\n" +
-			"\t\theaders: \"anthropic-version\": \"2023-06-01\"\n\t\tmodels: {\"claude-haiku-4-5\": {max_tokens: 8192}}\n" +
-			"\t\tchannels: native: {dialect: \"anthropic\", tier: \"native\"}\n\t\ttimeout: \"5s\"\n\t}\n\t\"up-anthropic\": {\n"},
-	} {
-		if strings.Count(p, r.old) != 1 {
-			t.Fatalf("the test policy changed: %q is not in it once", r.old)
-		}
-		p = strings.Replace(p, r.old, r.new, 1)
+func anthropicBackupPolicy(url string) fixture {
+	return func(p policy) testkit.Policy {
+		pol := defaultPolicy(p)
+		up := pol.Providers["up-anthropic"]
+		up.Failover = failover([]string{"backup-anthropic"}, "connect", "5xx")
+		pol.Providers["up-anthropic"] = up
+		pol.Providers["backup-anthropic"] = anthropicProvider(url, 8192, "claude-haiku-4-5")
+		pol.Primary["claude-haiku-4-5"] = "up-anthropic"
+		return pol
 	}
-	return p
 }
 
 // startWithAnthropicBackup starts the gateway over anthropicBackupPolicy
@@ -263,5 +258,5 @@ func anthropicBackupPolicy(t *testing.T, url string) string {
 func startWithAnthropicBackup(t *testing.T) (*env, *fakeprovider.Server) {
 	t.Helper()
 	backup, url := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, Key: secretAnthropic})
-	return startWith(t, anthropicBackupPolicy(t, url)), backup
+	return startWith(t, anthropicBackupPolicy(url)), backup
 }

@@ -20,71 +20,48 @@ import (
 	"github.com/pistra/pistra/runtime/server"
 )
 
-// isolationTemplate puts every pair of tiers behind one failover each:
+// isolationPolicy puts every pair of tiers behind one failover each:
 // oa (OpenAI, native) fails over to backup (native), to an's
 // OpenAI-compatible channel, or to mtls (a client-certificate upstream with
 // no header credential); an (Anthropic, native plus OpenAI-compatible)
 // fails over to oa, natively for OpenAI clients and translated for
 // Anthropic ones. Each provider and channel has static headers of its own
 // so a leak names its source.
-const isolationTemplate = `package pistra
-
-providers: {
-	oa: {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		headers: {"OpenAI-Organization": "org-oa", "X-Static-Oa": "oa"}
-		models: "gpt-4o-mini": {}
-		aliases: {"native-native": "gpt-4o-mini", "native-compat": "gpt-4o-mini", "native-mtls": "gpt-4o-mini",
+func isolationPolicy(mtlsURL string, pki *testkit.PKI) fixture {
+	return func(p policy) testkit.Policy {
+		oa := openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")
+		oa.Headers = map[string]string{"OpenAI-Organization": "org-oa", "X-Static-Oa": "oa"}
+		oa.Aliases = map[string]string{"native-native": "gpt-4o-mini", "native-compat": "gpt-4o-mini", "native-mtls": "gpt-4o-mini",
 			"native-translated": "gpt-4o-mini", "compat-native": "gpt-4o-mini"}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
-		failover: {to: ["backup", "an", "mtls"], on: ["5xx"]}
-	}
-	backup: {
-		base_url:       "{{.Backup}}"
-		credential_env: "E2E_BACKUP_KEY"
-		headers: "X-Static-Backup": "backup"
-		models: "backup-mini": {}
-		aliases: "native-native": "backup-mini"
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "5s"
-	}
-	an: {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: {"anthropic-version": "2023-06-01", "anthropic-beta": "beta-an", "X-Static-An": "an"}
-		models: "claude-haiku-4-5": {max_tokens: 1024}
-		aliases: {"native-compat": "claude-haiku-4-5", "native-translated": "claude-haiku-4-5", "compat-native": "claude-haiku-4-5"}
-		channels: {
-			native: {dialect: "anthropic", tier: "native"}
-			compat: {
-				dialect: "openai", tier: "provider_compat", routes: ["chat_completions"]
-				headers: "X-Static-An-Compat": "compat"
-				preserves: []
-				verified_at: "2026-06-01", verified_by: "https://docs.anthropic.com/en/api/openai-sdk"
-			}
+		oa.Failover = failover([]string{"backup", "an", "mtls"}, "5xx")
+
+		backup := openAIProvider(p.Backup, envBackup, "backup-mini")
+		backup.Headers = map[string]string{"X-Static-Backup": "backup"}
+		backup.Aliases = map[string]string{"native-native": "backup-mini"}
+
+		an := anthropicProvider(p.Anthropic, 1024, "claude-haiku-4-5")
+		an.Headers = map[string]string{"anthropic-version": "2023-06-01", "anthropic-beta": "beta-an", "X-Static-An": "an"}
+		an.Aliases = map[string]string{"native-compat": "claude-haiku-4-5", "native-translated": "claude-haiku-4-5", "compat-native": "claude-haiku-4-5"}
+		an.Channels["compat"] = testkit.Channel{Dialect: "openai", Tier: "provider_compat", Routes: []string{"chat_completions"},
+			Headers: map[string]string{"X-Static-An-Compat": "compat"}, Preserves: testkit.Keeps(),
+			VerifiedAt: "2026-06-01", VerifiedBy: "https://docs.anthropic.com/en/api/openai-sdk"}
+		an.Failover = failover([]string{"oa"}, "5xx")
+
+		mtls := openAIProvider(mtlsURL, "", "pool-llama")
+		mtls.TLS = &testkit.TLS{CAFile: pki.CAFile, CertFile: pki.ClientCert, KeyFile: pki.ClientKey}
+		mtls.Headers = map[string]string{"X-Static-Mtls": "mtls"}
+		mtls.Aliases = map[string]string{"native-mtls": "pool-llama"}
+		mtls.Channels = nativeChannel("openai", "chat_completions")
+
+		return testkit.Policy{
+			Providers: map[string]testkit.Provider{"oa": oa, "backup": backup, "an": an, "mtls": mtls},
+			Primary: map[string]string{"native-native": "oa", "native-compat": "oa", "native-mtls": "oa",
+				"native-translated": "an", "compat-native": "an"},
+			Profiles: map[string]testkit.Profile{"default": {}},
+			Keys:     []testkit.Key{clientKey("default", "default", keyDefault)},
 		}
-		timeout: "5s"
-		failover: {to: ["oa"], on: ["5xx"]}
-	}
-	mtls: {
-		base_url: "{{.Extra.MTLS}}"
-		tls: {ca_file: "{{.Extra.CA}}", cert_file: "{{.Extra.Cert}}", key_file: "{{.Extra.Key}}"}
-		headers: "X-Static-Mtls": "mtls"
-		models: "pool-llama": {}
-		aliases: "native-mtls": "pool-llama"
-		channels: native: {dialect: "openai", tier: "native", routes: ["chat_completions"]}
-		timeout: "5s"
 	}
 }
-
-primary: {"native-native": "oa", "native-compat": "oa", "native-mtls": "oa", "native-translated": "an", "compat-native": "an"}
-
-profiles: default: {}
-
-keys: [{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"}]
-`
 
 // upstreamWant is what one upstream must have received, and nothing more
 // of anyone else's.
@@ -112,9 +89,7 @@ func TestCredentialIsolationAcrossTiers(t *testing.T) {
 	pki := testkit.NewPKI(t)
 	mtls, mtlsURL := fakeprovider.StartTLS(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, CertAuth: true},
 		fakeprovider.TLSOptions{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, ClientCAFile: pki.CAFile})
-	e := startWithExtra(t, isolationTemplate, map[string]string{
-		"MTLS": mtlsURL, "CA": pki.CAFile, "Cert": pki.ClientCert, "Key": pki.ClientKey,
-	}, nil)
+	e := startWith(t, isolationPolicy(mtlsURL, pki))
 
 	oa := upstreamWant{e.openai, "Authorization", "Bearer " + secretOpenAI,
 		map[string]string{"Openai-Organization": "org-oa", "X-Static-Oa": "oa"}, plan.DialectOpenAI, "/v1/chat/completions"}
@@ -184,10 +159,13 @@ func TestMisSchemeIsRefusedUpstream(t *testing.T) {
 	pki := testkit.NewPKI(t)
 	_, mtlsURL := fakeprovider.StartTLS(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, CertAuth: true},
 		fakeprovider.TLSOptions{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, ClientCAFile: pki.CAFile})
-	forced := strings.Replace(isolationTemplate, `headers: "X-Static-An-Compat": "compat"`,
-		`headers: "X-Static-An-Compat": "compat"
-				auth: "x-api-key"`, 1)
-	e := startWithExtra(t, forced, map[string]string{"MTLS": mtlsURL, "CA": pki.CAFile, "Cert": pki.ClientCert, "Key": pki.ClientKey}, nil)
+	e := startWith(t, func(p policy) testkit.Policy {
+		forced := isolationPolicy(mtlsURL, pki)(p)
+		compat := forced.Providers["an"].Channels["compat"]
+		compat.Auth = "x-api-key"
+		forced.Providers["an"].Channels["compat"] = compat
+		return forced
+	})
 	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: http.StatusServiceUnavailable})
 	client := e.openaiClient(keyDefault)
 	_, err := client.Chat.Completions.New(context.Background(), chatParams("native-compat"))
@@ -347,7 +325,7 @@ func TestTLSFilesAreReadAtEachLoad(t *testing.T) {
 	pki := testkit.NewPKI(t)
 	mtls, mtlsURL := fakeprovider.StartTLS(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, CertAuth: true},
 		fakeprovider.TLSOptions{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, ClientCAFile: pki.CAFile})
-	e := startWithExtra(t, isolationTemplate, map[string]string{"MTLS": mtlsURL, "CA": pki.CAFile, "Cert": pki.ClientCert, "Key": pki.ClientKey}, nil)
+	e := startWith(t, isolationPolicy(mtlsURL, pki))
 	e.setFaults(e.openai, fakeprovider.Faults{FailStatus: http.StatusServiceUnavailable})
 	presented := func() *big.Int {
 		t.Helper()

@@ -20,54 +20,34 @@ import (
 // fold into the plans: the intern's requests skip up-openai, the
 // contractor's never fail over to backup-openai, the intern may not use
 // Claude, and a deployment-wide rule shuts the blocked key out.
-const keyRulesPolicy = `package pistra
-
-providers: {
-	"up-openai": {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "2s"
-		failover: {to: ["backup-openai"], on: ["connect", "5xx", "429"]}
-	}
-	"backup-openai": {
-		base_url:       "{{.Backup}}"
-		credential_env: "E2E_BACKUP_KEY"
-		models: {"gpt-4o-mini": {}}
-		channels: native: {dialect: "openai", tier: "native"}
-		timeout: "2s"
-	}
-	"up-anthropic": {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		headers: "anthropic-version": "2023-06-01"
-		models: {"claude-haiku-4-5": {max_tokens: 8192}}
-		channels: native: {dialect: "anthropic", tier: "native"}
-		timeout: "2s"
+func keyRulesPolicy(p policy) testkit.Policy {
+	twoSeconds := func(pr testkit.Provider) testkit.Provider { pr.Timeout = "2s"; return pr }
+	upOpenAI := twoSeconds(openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini"))
+	upOpenAI.Failover = failover([]string{"backup-openai"}, "connect", "5xx", "429")
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{
+			"up-openai":     upOpenAI,
+			"backup-openai": twoSeconds(openAIProvider(p.Backup, envBackup, "gpt-4o-mini")),
+			"up-anthropic":  twoSeconds(anthropicProvider(p.Anthropic, 8192, "claude-haiku-4-5")),
+		},
+		Primary: map[string]string{"gpt-4o-mini": "up-openai"},
+		AccessRules: []testkit.Rule{
+			{Name: "blocked", When: "key == 'blocked'", Code: "key_blocked", Message: "this key is shut out"},
+		},
+		Profiles: map[string]testkit.Profile{"default": {AccessRules: []testkit.Rule{
+			{Name: "interns-on-backup", When: "key == 'intern' && provider == 'up-openai'", Code: "intern_backup_only"},
+			{Name: "contractors-on-primary", When: "key == 'contractor' && provider == 'backup-openai'", Code: "contractor_primary_only"},
+			{Name: "interns-no-claude", When: "key == 'intern' && model == 'claude-haiku-4-5'", Code: "intern_limited",
+				Message: "interns may not use Claude"},
+		}}},
+		Keys: []testkit.Key{
+			clientKey("default", "default", keyDefault),
+			clientKey("intern", "default", "sk-e2e-intern"),
+			clientKey("contractor", "default", "sk-e2e-contractor"),
+			clientKey("blocked", "default", "sk-e2e-blocked"),
+		},
 	}
 }
-
-primary: "gpt-4o-mini": "up-openai"
-
-access_rules: [
-	{name: "blocked", when: "key == 'blocked'", code: "key_blocked", message: "this key is shut out"},
-]
-
-profiles: default: access_rules: [
-	{name: "interns-on-backup", when: "key == 'intern' && provider == 'up-openai'", code: "intern_backup_only"},
-	{name: "contractors-on-primary", when: "key == 'contractor' && provider == 'backup-openai'", code: "contractor_primary_only"},
-	{name: "interns-no-claude", when: "key == 'intern' && model == 'claude-haiku-4-5'", code: "intern_limited",
-		message: "interns may not use Claude"},
-]
-
-keys: [
-	{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"},
-	{name: "intern", profile: "default", hash: "{{hash "sk-e2e-intern"}}"},
-	{name: "contractor", profile: "default", hash: "{{hash "sk-e2e-contractor"}}"},
-	{name: "blocked", profile: "default", hash: "{{hash "sk-e2e-blocked"}}"},
-]
-`
 
 // TestKeyRules: access rules that read the key are applied by the running
 // gateway, per candidate, before anything is sent: a denied primary is

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/server"
 	"github.com/pistra/pistra/runtime/suspend"
 )
 
-// startWithLedger serves policyTemplate with budgets and suspensions kept
+// startWithLedger serves defaultPolicy with budgets and suspensions kept
 // in a real single-node raft ledger on disk, opened in dir.
 func startWithLedger(t *testing.T, dir string) (*env, *ledger.Node) {
 	t.Helper()
@@ -31,7 +32,7 @@ func startWithLedger(t *testing.T, dir string) (*env, *ledger.Node) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the ledger did not replay its directory")
 	}
-	e := startWithOptions(t, policyTemplate, func(o *server.Options) {
+	e := startWithOptions(t, defaultPolicy, func(o *server.Options) {
 		o.Ledger, o.Suspensions, o.LedgerHealth = node, node, node
 	})
 	t.Cleanup(func() { e.stop(); node.Shutdown() })
@@ -174,16 +175,21 @@ func TestSuspensions(t *testing.T) {
 // at the next flush, and a restart on the same directory reads it back.
 func TestBudgetOnTheRaftLedger(t *testing.T) {
 	dir := t.TempDir()
-	tmpl := strings.Replace(policyTemplate, "metered: require_caps: [\"usage_details\"]",
-		"metered: {require_caps: [\"usage_details\"], budgets: [\"raft-day\"]}", 1) +
-		"\nbudgets: [{name: \"raft-day\", limit: 1000000, window: \"day\", per: \"key\", cost: type: \"TotalToken\"}]\n"
+	raftDay := func(p policy) testkit.Policy {
+		pol := defaultPolicy(p)
+		pol.Profiles["metered"] = testkit.Profile{RequireCaps: []string{"usage_details"}, Budgets: []string{"raft-day"}}
+		budget := dayBudget("raft-day", 1000000)
+		budget.Per = "key"
+		pol.Budgets = []testkit.Budget{budget}
+		return pol
+	}
 	open := func() (*env, *ledger.Node) {
 		node, err := ledger.Open(ledger.Config{Dir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
 		waitLeader(t, node)
-		e := startWithOptions(t, tmpl, func(o *server.Options) { o.Ledger, o.LedgerHealth = node, node })
+		e := startWithOptions(t, raftDay, func(o *server.Options) { o.Ledger, o.LedgerHealth = node, node })
 		return e, node
 	}
 	e, node := open()

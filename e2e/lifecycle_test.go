@@ -77,7 +77,11 @@ func TestReload(t *testing.T) {
 
 	finish := e.slowStream(20 * time.Millisecond)
 	p := e.policy
-	p.ExtraKeys = []string{newKey}
+	p.Fixture = func(p policy) testkit.Policy {
+		pol := defaultPolicy(p)
+		pol.Keys = append(pol.Keys, clientKey(newKey, "default", newKey))
+		return pol
+	}
 	e.writeBundle(p)
 	if code := e.reload(); code != http.StatusOK {
 		t.Fatalf("good reload answered %d", code)

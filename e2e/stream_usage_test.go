@@ -171,7 +171,7 @@ func TestMessagesStreamUsage(t *testing.T) {
 }
 
 // TestChatStreamUsageNotAskedBytes: OpenAI sends no usage member at all in
-// a stream that did not ask for usage (WIRE.md 2.4); asked on the client's
+// a stream that did not ask for usage (docs/wire.md#chat-completions-streams); asked on the client's
 // behalf, every chunk carries "usage":null, which the gateway removes, so
 // the client gets each chunk as the provider would have sent it unasked.
 func TestChatStreamUsageNotAskedBytes(t *testing.T) {

@@ -23,20 +23,15 @@ import (
 
 // tlsPolicy serves one OpenAI fake, with a timeout long enough for a stream
 // held open across a certificate rotation.
-const tlsPolicy = `package pistra
-
-providers: "up-openai": {
-	base_url:       "{{.OpenAI}}"
-	credential_env: "E2E_OPENAI_KEY"
-	models: {"gpt-4o-mini": {}}
-	channels: native: {dialect: "openai", tier: "native"}
-	timeout: "30s"
+func tlsPolicy(p policy) testkit.Policy {
+	up := openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")
+	up.Timeout = "30s"
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{"up-openai": up},
+		Profiles:  map[string]testkit.Profile{"default": {}},
+		Keys:      []testkit.Key{clientKey("default", "default", keyDefault)},
+	}
 }
-
-profiles: default: {}
-
-keys: [{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"}]
-`
 
 // seen records, per response, the protocol and the serving certificate's
 // serial number, as the SDK's transport saw them.
@@ -124,7 +119,7 @@ func TestTLSListeners(t *testing.T) {
 	pause := fakeprovider.NewPause()
 	_, upstreamURL := budgetFake(t, fakeprovider.DialectOpenAI, secretOpenAI, pause.Wrap)
 	e := &env{t: t, bundlePath: filepath.Join(t.TempDir(), "bundle.json")}
-	e.writeBundle(policy{OpenAI: upstreamURL, Template: tlsPolicy})
+	e.writeBundle(policy{OpenAI: upstreamURL, Fixture: tlsPolicy})
 	d := startDaemon(t, bin, daemonEnv(), "-bundle", e.bundlePath, "-tls-cert", certFile, "-tls-key", keyFile)
 	t.Cleanup(pause.Release) // runs first: a held stream would hold up the stops
 	base := "https://" + d.public + "/v1/"

@@ -19,35 +19,21 @@ import (
 // translateFailoverPolicy: "smart" is served natively by up-openai, which
 // fails over on 5xx to up-anthropic, a provider that speaks only Anthropic
 // and resolves smart to a model of its own.
-const translateFailoverPolicy = `package pistra
-
-providers: {
-	"up-openai": {
-		base_url:       "{{.OpenAI}}"
-		credential_env: "E2E_OPENAI_KEY"
-		models: {"gpt-4o-mini": {}}
-		aliases: smart: "gpt-4o-mini"
-		channels: native: {dialect: "openai", tier: "native"}
-		retries: {max: 1, backoff: "10ms", on: ["5xx"]}
-		timeout: "5s"
-		failover: {to: ["up-anthropic"], on: ["5xx"]}
-	}
-	"up-anthropic": {
-		base_url:       "{{.Anthropic}}"
-		credential_env: "E2E_ANTHROPIC_KEY"
-		models: {"claude-haiku-4-5": {max_tokens: 1024}}
-		aliases: smart: "claude-haiku-4-5"
-		channels: native: {dialect: "anthropic", tier: "native"}
-		timeout: "5s"
+func translateFailoverPolicy(p policy) testkit.Policy {
+	upOpenAI := openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")
+	upOpenAI.Aliases = map[string]string{"smart": "gpt-4o-mini"}
+	upOpenAI.Retries = retries(1, "5xx")
+	upOpenAI.Failover = failover([]string{"up-anthropic"}, "5xx")
+	upAnthropic := anthropicProvider(p.Anthropic, 1024, "claude-haiku-4-5")
+	upAnthropic.Headers = nil // no anthropic-version: the translator sends its default
+	upAnthropic.Aliases = map[string]string{"smart": "claude-haiku-4-5"}
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{"up-openai": upOpenAI, "up-anthropic": upAnthropic},
+		Primary:   map[string]string{"smart": "up-openai"},
+		Profiles:  map[string]testkit.Profile{"default": {}},
+		Keys:      []testkit.Key{clientKey("default", "default", keyDefault)},
 	}
 }
-
-primary: smart: "up-openai"
-
-profiles: default: {}
-
-keys: [{name: "default", profile: "default", hash: "{{hash "sk-e2e-default"}}"}]
-`
 
 // TestTranslateFailover: a same-dialect primary failing with 5xx moves to
 // a translated candidate, streaming or not; the model that answered is the

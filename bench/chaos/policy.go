@@ -1,11 +1,10 @@
 package main
 
 import (
-	"crypto/sha256"
-	"fmt"
 	"time"
 
 	"github.com/pistra/pistra/bench/internal/proc"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // clientKey is the key every chaos request presents; its profile holds a
@@ -28,76 +27,48 @@ var upstreamKeys = map[string]string{
 // then oa-b. Either dialect's clients ask for either name, so every request
 // meets native and translated candidates in some order. The credentials go
 // as each API wants them: Bearer to OpenAI, x-api-key to Anthropic.
-const chaosPolicy = `package pistra
-
-_retry: {max: 1, backoff: "20ms", on: ["connect", "5xx", "429", "timeout"]}
-_on: ["connect", "5xx", "429", "timeout"]
-
-providers: {
-	"oa-a": {
-		base_url:       %[1]q
-		credential_env: "CHAOS_OA_A_KEY"
-		auth:           "bearer"
-		models: "gpt-4o-mini": {}
-		aliases: chat: "gpt-4o-mini"
-		channels: native: {dialect: "openai", tier: "native"}
-		retries: _retry
-		timeout: %[6]q
-		failover: {to: ["oa-dead", "oa-b", "an-b"], on: _on}
+func chaosPolicy(u upstreams, timeout time.Duration) testkit.Policy {
+	on := []string{"connect", "5xx", "429", "timeout"}
+	retries := &testkit.Retries{Max: 1, Backoff: "20ms", On: on}
+	aliasesOf := func(model string, names []string) map[string]string {
+		out := map[string]string{}
+		for _, n := range names {
+			out[n] = model
+		}
+		return out
 	}
-	"oa-dead": {
-		base_url: %[5]q
-		credential_env: "CHAOS_OA_A_KEY"
-		auth:           "bearer"
-		models: "gpt-4o-mini": {}
-		aliases: chat: "gpt-4o-mini"
-		channels: native: {dialect: "openai", tier: "native"}
-		retries: _retry
-		timeout: %[6]q
+	openai := func(url, env string, aliases ...string) testkit.Provider {
+		return testkit.Provider{BaseURL: url, CredentialEnv: env, Auth: "bearer",
+			Models: map[string]testkit.Model{"gpt-4o-mini": {}}, Aliases: aliasesOf("gpt-4o-mini", aliases),
+			Channels: map[string]testkit.Channel{"native": {Dialect: "openai", Tier: "native"}},
+			Retries:  retries, Timeout: timeout.String()}
 	}
-	"oa-b": {
-		base_url:       %[2]q
-		credential_env: "CHAOS_OA_B_KEY"
-		auth:           "bearer"
-		models: "gpt-4o-mini": {}
-		aliases: {chat: "gpt-4o-mini", claude: "gpt-4o-mini"}
-		channels: native: {dialect: "openai", tier: "native"}
-		retries: _retry
-		timeout: %[6]q
+	anthropic := func(url, env string, aliases ...string) testkit.Provider {
+		return testkit.Provider{BaseURL: url, CredentialEnv: env, Auth: "x-api-key",
+			Headers: map[string]string{"anthropic-version": "2023-06-01"},
+			Models:  map[string]testkit.Model{"claude-haiku-4-5": {MaxTokens: 1024}}, Aliases: aliasesOf("claude-haiku-4-5", aliases),
+			Channels: map[string]testkit.Channel{"native": {Dialect: "anthropic", Tier: "native"}},
+			Retries:  retries, Timeout: timeout.String()}
 	}
-	"an-a": {
-		base_url:       %[3]q
-		credential_env: "CHAOS_AN_A_KEY"
-		auth:           "x-api-key"
-		headers: "anthropic-version": "2023-06-01"
-		models: "claude-haiku-4-5": {max_tokens: 1024}
-		aliases: claude: "claude-haiku-4-5"
-		channels: native: {dialect: "anthropic", tier: "native"}
-		retries: _retry
-		timeout: %[6]q
-		failover: {to: ["an-b", "oa-b"], on: _on}
-	}
-	"an-b": {
-		base_url:       %[4]q
-		credential_env: "CHAOS_AN_B_KEY"
-		auth:           "x-api-key"
-		headers: "anthropic-version": "2023-06-01"
-		models: "claude-haiku-4-5": {max_tokens: 1024}
-		aliases: {claude: "claude-haiku-4-5", chat: "claude-haiku-4-5"}
-		channels: native: {dialect: "anthropic", tier: "native"}
-		retries: _retry
-		timeout: %[6]q
+	oaA := openai(u.oaA, "CHAOS_OA_A_KEY", "chat")
+	oaA.Failover = &testkit.Failover{To: []string{"oa-dead", "oa-b", "an-b"}, On: on}
+	anA := anthropic(u.anA, "CHAOS_AN_A_KEY", "claude")
+	anA.Failover = &testkit.Failover{To: []string{"an-b", "oa-b"}, On: on}
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{
+			"oa-a":    oaA,
+			"oa-dead": openai(u.dead, "CHAOS_OA_A_KEY", "chat"),
+			"oa-b":    openai(u.oaB, "CHAOS_OA_B_KEY", "chat", "claude"),
+			"an-a":    anA,
+			"an-b":    anthropic(u.anB, "CHAOS_AN_B_KEY", "claude", "chat"),
+		},
+		Primary:  map[string]string{"chat": "oa-a", "claude": "an-a", "gpt-4o-mini": "oa-a", "claude-haiku-4-5": "an-a"},
+		Profiles: map[string]testkit.Profile{"chaos": {Budgets: []string{"chaos-day"}}},
+		Budgets: []testkit.Budget{{Name: "chaos-day", Limit: 1000000000000000, Window: "day", Per: "key",
+			Cost: testkit.Cost{Type: "TotalToken"}}},
+		Keys: []testkit.Key{{Name: "chaos", Profile: "chaos", Secret: clientKey}},
 	}
 }
-
-primary: {chat: "oa-a", claude: "an-a", "gpt-4o-mini": "oa-a", "claude-haiku-4-5": "an-a"}
-
-profiles: chaos: budgets: ["chaos-day"]
-
-budgets: [{name: "chaos-day", limit: 1000000000000000, window: "day", per: "key", cost: type: "TotalToken"}]
-
-keys: [{name: "chaos", profile: "chaos", hash: "sha256:%[7]x"}]
-`
 
 // upstreams are the base URLs the policy points at.
 type upstreams struct {
@@ -106,6 +77,5 @@ type upstreams struct {
 
 // writePolicy compiles the chaos policy into dir/bundle.json.
 func writePolicy(dir string, u upstreams, timeout time.Duration) (string, error) {
-	src := fmt.Sprintf(chaosPolicy, u.oaA, u.oaB, u.anA, u.anB, u.dead, timeout.String(), sha256.Sum256([]byte(clientKey)))
-	return proc.WriteBundle(dir, src)
+	return proc.WriteBundle(dir, string(chaosPolicy(u, timeout).Source()))
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"crypto/sha256"
-	"fmt"
-
 	"github.com/pistra/pistra/bench/internal/proc"
+	"github.com/pistra/pistra/internal/testkit"
 )
 
 // benchKey is the client key the load sends through pistrad; budgetKey the
@@ -17,34 +15,29 @@ const (
 	leanKey   = "sk-pistra-bench-lean"
 )
 
-// benchPolicy serves the fake as one OpenAI provider; "fast" is an alias,
-// so every request through pistrad has its model rewritten.
-const benchPolicy = `package pistra
-
-providers: fake: {
-	base_url:       %q
-	credential_env: "PISTRA_BENCH_UPSTREAM_KEY"
-	models: "gpt-4o-mini": {}
-	aliases: fast: "gpt-4o-mini"
-	channels: native: {dialect: "openai", tier: "native"}
-	timeout: "30s"
+// benchPolicy serves the fake at baseURL as one OpenAI provider; "fast" is
+// an alias, so every request through pistrad has its model rewritten.
+func benchPolicy(baseURL string) testkit.Policy {
+	return testkit.Policy{
+		Providers: map[string]testkit.Provider{"fake": {
+			BaseURL: baseURL, CredentialEnv: "PISTRA_BENCH_UPSTREAM_KEY",
+			Models:   map[string]testkit.Model{"gpt-4o-mini": {}},
+			Aliases:  map[string]string{"fast": "gpt-4o-mini"},
+			Channels: map[string]testkit.Channel{"native": {Dialect: "openai", Tier: "native"}},
+			Timeout:  "30s",
+		}},
+		Profiles: map[string]testkit.Profile{"default": {}, "budgeted": {Budgets: []string{"bench-day"}}},
+		Budgets: []testkit.Budget{{Name: "bench-day", Limit: 1000000000000000, Window: "day", Per: "key",
+			Cost: testkit.Cost{Type: "TotalToken"}}},
+		Keys: []testkit.Key{
+			{Name: "bench", Profile: "default", Secret: benchKey},
+			{Name: "bench-budget", Profile: "budgeted", Secret: budgetKey},
+		},
+	}
 }
-
-profiles: default: {}
-profiles: budgeted: budgets: ["bench-day"]
-
-budgets: [{name: "bench-day", limit: 1000000000000000, window: "day", per: "key", cost: type: "TotalToken"}]
-
-keys: [
-	{name: "bench", profile: "default", hash: "sha256:%x"},
-	{name: "bench-budget", profile: "budgeted", hash: "sha256:%x"},
-]
-`
 
 // writeBundle compiles the benchmark policy for an upstream at baseURL and
 // writes bundle.json into dir.
 func writeBundle(dir, baseURL string) (string, error) {
-	return proc.WriteBundle(dir, fmt.Sprintf(benchPolicy, baseURL, sha256Sum(benchKey), sha256Sum(budgetKey)))
+	return proc.WriteBundle(dir, string(benchPolicy(baseURL).Source()))
 }
-
-func sha256Sum(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }

@@ -285,7 +285,7 @@ func TestBreaksThroughSDKs(t *testing.T) {
 			}
 		}
 		// The SDK takes an error event as an event: it has no top-level
-		// "error" member (WIRE.md 3.3).
+		// "error" member (docs/wire.md#errors-inside-streams).
 		if stream.Err() != nil || strings.Join(types, ",") != "error" {
 			t.Errorf("events %v, error %v: want the one error event", types, stream.Err())
 		}

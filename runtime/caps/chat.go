@@ -6,7 +6,7 @@ import (
 )
 
 // chatMember confirms capabilities in one top-level member of a Chat
-// Completions request (WIRE.md §2.1). It counts:
+// Completions request (docs/wire.md#chat-completions-request). It counts:
 //   - strict_tools: tools[].function.strict is true
 //   - structured_output: response_format.type is json_schema or json_object
 //   - prompt_caching: prompt_cache_key, _retention or _options set (not

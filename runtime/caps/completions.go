@@ -6,7 +6,7 @@ import (
 )
 
 // completionsMember confirms capabilities in one top-level member of a
-// legacy Completions request (WIRE.md §5). Only multi_choice applies: n or
+// legacy Completions request (docs/wire.md#legacy-completions). Only multi_choice applies: n or
 // best_of (several generated server-side, the best kept) is a number greater
 // than 1.
 func completionsMember(s *jsonscan.Scanner, key []byte) plan.CapSet {

@@ -11,7 +11,7 @@ import (
 const blockNesting = 2
 
 // messagesMember confirms capabilities in one top-level member of an
-// Anthropic Messages request (WIRE.md §7.1). It counts:
+// Anthropic Messages request (docs/wire.md#messages-request). It counts:
 //   - prompt_caching: a non-null cache_control at the top level (automatic
 //     caching), on a system block, on a tool, or on a message content
 //     block, including blocks nested in a tool_result's content

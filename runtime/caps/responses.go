@@ -6,7 +6,7 @@ import (
 )
 
 // responsesMember confirms capabilities in one top-level member of a
-// Responses request (WIRE.md §3.1). It counts:
+// Responses request (docs/wire.md#responses-request). It counts:
 //   - strict_tools: a tools[] entry with type "function" and strict true
 //     (function tools are flat here, no function wrapper)
 //   - structured_output: text.format.type is json_schema or json_object

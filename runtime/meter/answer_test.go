@@ -9,7 +9,7 @@ import (
 	"github.com/pistra/pistra/runtime/jsonscan"
 )
 
-// Answers in the shapes the upstreams send (WIRE.md §2.2-§7.2).
+// Answers in the shapes the upstreams send (docs/wire.md#usage-at-a-glance).
 const (
 	chatAnswer = `{"id":"chatcmpl-1","object":"chat.completion","created":1764000000,"model":"gpt-4o-mini",` +
 		`"choices":[{"index":0,"message":{"role":"assistant","content":"Hello!","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],` +

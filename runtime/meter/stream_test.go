@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Chat chunks as OpenAI writes them (WIRE.md §2.4), with a usage member
+// Chat chunks as OpenAI writes them (docs/wire.md#chat-completions-streams), with a usage member
 // spliced in where a case wants one.
 const (
 	chunkHead = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764000000,"model":"gpt-4o-mini","system_fingerprint":"fp_1",`
@@ -32,7 +32,7 @@ func delta(usage string) string {
 	return `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{` + usage + `}}`
 }
 
-// Responses events (WIRE.md §3.3); terminal wraps a response object around
+// Responses events (docs/wire.md#responses-streams); terminal wraps a response object around
 // the status-specific members and a usage.
 const respUsage = `"usage":{"input_tokens":36,"input_tokens_details":{"cached_tokens":8},"output_tokens":87,"output_tokens_details":{"reasoning_tokens":64},"total_tokens":123}`
 
@@ -42,7 +42,7 @@ func respEvent(typ, response string) string {
 
 var respUsageWant = Usage{InputTokens: 36, CachedInputTokens: 8, OutputTokens: 87, TotalTokens: 123, ReasoningTokens: 64, Reported: true}
 
-// Anthropic events (WIRE.md §7.3).
+// Anthropic events (docs/wire.md#messages-streams).
 const (
 	msgStart = `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,` +
 		`"usage":{"input_tokens":21,"cache_creation_input_tokens":100,"cache_read_input_tokens":1873,"output_tokens":1}}}`

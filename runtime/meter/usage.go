@@ -61,7 +61,7 @@ type detail struct {
 	vocab *vocab
 }
 
-// The three shapes' usage objects (WIRE.md §2.3, §3.2, §7.2). Members
+// The three shapes' usage objects (docs/wire.md#usage-at-a-glance). Members
 // not named here, audio and prediction counts, Anthropic's per-TTL
 // cache_creation split, server_tool_use, are skipped.
 var (
