@@ -35,6 +35,7 @@ type config struct {
 	conc     []int
 	targets  []string // "" : all
 	profile  string   // directory for pistrad's profiles; "" : none
+	base     string   // a pistrad binary measured beside this tree's; "" : none
 	scale    scaleConfig
 }
 
@@ -72,6 +73,8 @@ func parseFlags() (config, error) {
 	flag.StringVar(&c.profile, "profile", "",
 		"after the rounds, capture CPU and allocation profiles of pistrad (everything on) during one extra JSON and one SSE cell at c=16, into this `DIR` "+
 			"(pistrad then samples allocations finely, which costs it CPU in the rounds too)")
+	flag.StringVar(&c.base, "base-pistrad", "",
+		"also measure this pistrad `BINARY` (e.g. built from the commit a change started from) as pistrad-base, everything on like pistrad")
 	c.scale.register(flag.CommandLine)
 	flag.Parse()
 	for f := range strings.SplitSeq(conc, ",") {
@@ -155,7 +158,7 @@ func setUp(r *rig, cfg config) ([]*target, error) {
 		return nil, err
 	}
 	targets := []*target{direct(base)}
-	for _, s := range gateways(base, bundle, slices.Max(cfg.conc)) {
+	for _, s := range gateways(base, bundle, slices.Max(cfg.conc), cfg.base) {
 		if !cfg.want(s.name) {
 			continue
 		}
@@ -184,8 +187,8 @@ type starter struct {
 
 // gateways are the targets in front of the fake at base, each able to hold
 // conns client connections at once.
-func gateways(base, bundle string, conns int) []starter {
-	return []starter{
+func gateways(base, bundle string, conns int, basePistrad string) []starter {
+	gs := []starter{
 		{"pistrad", func(r *rig) (*target, error) { return r.pistrad("pistrad", bundle, budgetKey) }},
 		// The same with net/http's Transport upstream instead of runtime/h1.
 		{"pistrad-stdlib", func(r *rig) (*target, error) {
@@ -198,6 +201,12 @@ func gateways(base, bundle string, conns int) []starter {
 		{"leanrelay", func(r *rig) (*target, error) { return r.relay("leanrelay", leanRelayEnv, base, leanKey) }},
 		{"nginx", func(r *rig) (*target, error) { return r.nginx("nginx", base, leanKey, conns) }},
 	}
+	if basePistrad != "" {
+		gs = append(gs, starter{"pistrad-base", func(r *rig) (*target, error) {
+			return r.pistradFrom(basePistrad, "pistrad-base", bundle, budgetKey)
+		}})
+	}
+	return gs
 }
 
 func skipped(name string) {

@@ -176,6 +176,8 @@ var ratios = []ratio{
 	{"stdlib-client ÷ h1 (CPU)", "pistrad-stdlib", "pistrad", cpuUS},
 	{"stdlib-client ÷ h1 (allocs)", "pistrad-stdlib", "pistrad", allocs},
 	{"pistrad ÷ leanrelay (allocs)", "pistrad", "leanrelay", allocs},
+	{"pistrad ÷ pistrad-base (CPU)", "pistrad", "pistrad-base", cpuUS},
+	{"pistrad ÷ pistrad-base (allocs)", "pistrad", "pistrad-base", allocs},
 }
 
 // has reports whether the run measured the target.

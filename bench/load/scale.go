@@ -78,7 +78,7 @@ func benchScale(cfg config) error {
 	for round := range cfg.rounds {
 		// Each gateway fresh each round, alone: its idle RSS is a new
 		// process's, not one a previous round's peak left grown.
-		all := append([]starter{{"direct", func(*rig) (*target, error) { return direct(base), nil }}}, gateways(base, bundle, n)...)
+		all := append([]starter{{"direct", func(*rig) (*target, error) { return direct(base), nil }}}, gateways(base, bundle, n, cfg.base)...)
 		for _, s := range all {
 			if !cfg.want(s.name) {
 				continue

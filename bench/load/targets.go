@@ -58,12 +58,18 @@ func (r *rig) fake(name string, args ...string) (string, error) {
 // default), metrics, and, unless extra says -ledger-in-memory, a
 // single-node raft ledger on disk in its own directory.
 func (r *rig) pistrad(name, bundle, key string, extra ...string) (*target, error) {
+	return r.pistradFrom(r.dir+"/pistrad", name, bundle, key, extra...)
+}
+
+// pistradFrom is pistrad from binary bin, e.g. one built from the commit a
+// change started from, so its figures and the change's come from one run.
+func (r *rig) pistradFrom(bin, name, bundle, key string, extra ...string) (*target, error) {
 	args := []string{"-bundle", bundle, "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0",
 		"-max-idle-conns-per-host", strconv.Itoa(r.idle)}
 	if !strings.Contains(strings.Join(extra, " "), "-ledger-in-memory") {
 		args = append(args, "-ledger-dir", r.dir+"/"+name+"-ledger")
 	}
-	cmd := exec.Command(r.dir+"/pistrad", append(args, extra...)...)
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Env = append(os.Environ(), leanUpstreamEnv+"=bench-upstream", "PISTRA_ADMIN_TOKEN="+adminToken)
 	if r.memProfileRate > 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("GODEBUG=memprofilerate=%d", r.memProfileRate))
