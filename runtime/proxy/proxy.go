@@ -74,8 +74,8 @@ type Exchange struct {
 	// outcome is what the gate is told at settlement; kept here so telling
 	// it allocates nothing.
 	outcome admission.Outcome
-	// pass is the source of an answer relayed as it is (relay), kept here
-	// for the same reason.
+	// pass is the source of an answer relayed as it is (relay); kept here
+	// so relaying one allocates nothing.
 	pass passSource
 	// walk is what was done with the candidates that did not serve.
 	walk walk
