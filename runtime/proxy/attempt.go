@@ -24,7 +24,13 @@ type attempt struct {
 	// is open until discard or relay.
 	resp   *http.Response
 	err    error
+	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// dog enforces the provider's timeout, when it has one: on the wait
+	// for the response head, then through timed on every read of the body.
+	// Both live in the attempt so a timed attempt allocates no more.
+	dog   watchdog.Watchdog
+	timed gapTimedBody
 	// broken is set when the upstream answered but its answer could not be
 	// used (a body that broke, a stream that opened with an error).
 	broken bool
@@ -50,10 +56,10 @@ var errTimeout = errors.New("upstream timeout")
 func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *attempt {
 	a := &attempt{up: up, cand: c}
 	ctx, cancel := context.WithCancelCause(x.Body.traced(x.Client.Context()))
-	a.cancel = cancel
-	var timer *time.Timer
+	a.ctx, a.cancel = ctx, cancel
 	if up.Timeout > 0 {
-		timer = time.AfterFunc(up.Timeout, func() { cancel(errTimeout) })
+		a.dog.Start(up.Timeout, a.timeOut)
+		a.dog.Begin()
 	}
 	a.askedUsage = x.asksUsage(c, up)
 	ch := up.Channel(c)
@@ -66,12 +72,15 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 		rt = up.Transport // the provider's own TLS (client certificate, CA)
 	}
 	resp, err := rt.RoundTrip(req)
-	if timer != nil && !timer.Stop() {
-		// The timeout fired: whatever came back is already cancelled.
-		if resp != nil {
-			resp.Body.Close()
+	if up.Timeout > 0 {
+		a.dog.End()
+		if a.timedOut() {
+			// Whatever came back is already cancelled.
+			if resp != nil {
+				resp.Body.Close()
+			}
+			resp, err = nil, errTimeout
 		}
-		resp, err = nil, errTimeout
 	}
 	switch {
 	case x.Client.Context().Err() != nil:
@@ -81,12 +90,12 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 		}
 	case err != nil:
 		a.class, a.err = classConnect, err
-		if errors.Is(err, errTimeout) || errors.Is(context.Cause(ctx), errTimeout) {
+		if errors.Is(err, errTimeout) || a.timedOut() {
 			a.class = classTimeout
 		}
 	default:
-		if timer != nil {
-			resp.Body = newGapTimedBody(ctx, cancel, resp.Body, up.Timeout)
+		if up.Timeout > 0 {
+			resp.Body = a.timeBody(resp.Body)
 		}
 		a.resp, a.class = resp, classify(resp.StatusCode)
 		if a.class != classNone {
@@ -98,32 +107,46 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 	return a
 }
 
+// timeOut is the watchdog's expiry: the attempt's context ends with
+// errTimeout as its cause.
+func (a *attempt) timeOut() { a.cancel(errTimeout) }
+
+// timedOut reports whether the provider's timeout ended the attempt.
+func (a *attempt) timedOut() bool { return errors.Is(context.Cause(a.ctx), errTimeout) }
+
 // gapTimedBody bounds each read of an upstream body by the provider's
 // timeout. Only the time a read waits counts, so a slow client never counts
-// against the upstream.
+// against the upstream. While whole is set, the reads are parts of one
+// wait the attempt began itself (for a stream's first event), bounded as a
+// whole instead.
 type gapTimedBody struct {
 	io.ReadCloser
-	ctx context.Context
-	gap time.Duration
-	dog *watchdog.Watchdog
+	a     *attempt
+	whole bool
 }
 
-func newGapTimedBody(ctx context.Context, cancel context.CancelCauseFunc, body io.ReadCloser, gap time.Duration) *gapTimedBody {
-	return &gapTimedBody{ReadCloser: body, ctx: ctx, gap: gap, dog: watchdog.New(gap, func() { cancel(errTimeout) })}
+// timeBody puts body's reads under the attempt's watchdog.
+func (a *attempt) timeBody(body io.ReadCloser) *gapTimedBody {
+	a.timed = gapTimedBody{ReadCloser: body, a: a}
+	return &a.timed
 }
 
 func (b *gapTimedBody) Read(p []byte) (int, error) {
-	b.dog.Begin()
+	if !b.whole {
+		b.a.dog.Begin()
+	}
 	n, err := b.ReadCloser.Read(p)
-	b.dog.End()
-	if err != nil && err != io.EOF && errors.Is(context.Cause(b.ctx), errTimeout) {
-		err = fmt.Errorf("no body bytes for %v: %w", b.gap, errTimeout)
+	if !b.whole {
+		b.a.dog.End()
+	}
+	if err != nil && err != io.EOF && b.a.timedOut() {
+		err = fmt.Errorf("no body bytes for %v: %w", b.a.up.Timeout, errTimeout)
 	}
 	return n, err
 }
 
 func (b *gapTimedBody) Close() error {
-	b.dog.Stop()
+	b.a.dog.Stop()
 	return b.ReadCloser.Close()
 }
 
@@ -153,6 +176,9 @@ func (a *attempt) finish() {
 		a.resp = nil
 	}
 	a.releaseRead()
+	if a.up != nil && a.up.Timeout > 0 {
+		a.dog.Stop() // an attempt that got no body has no Close to stop it
+	}
 	if a.cancel != nil {
 		a.cancel(context.Canceled)
 	}

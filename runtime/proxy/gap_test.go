@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 // blockingBody blocks every Read until its context ends.
@@ -19,6 +21,14 @@ func (b blockingBody) Read([]byte) (int, error) {
 
 func (blockingBody) Close() error { return nil }
 
+// timedBody is body under an attempt's watchdog, as send sets it up for
+// a provider with a timeout of gap.
+func timedBody(ctx context.Context, cancel context.CancelCauseFunc, body io.ReadCloser, gap time.Duration) *gapTimedBody {
+	a := &attempt{up: &upstream.Upstream{Timeout: gap}, ctx: ctx, cancel: cancel}
+	a.dog.Start(gap, a.timeOut)
+	return a.timeBody(body)
+}
+
 // TestGapTimedBody: a read that waits a whole gap is cut with errTimeout;
 // time spent between reads (a slow client) does not count.
 func TestGapTimedBody(t *testing.T) {
@@ -26,7 +36,7 @@ func TestGapTimedBody(t *testing.T) {
 	t.Run("stalled read is cut", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		b := newGapTimedBody(ctx, cancel, blockingBody{ctx}, gap)
+		b := timedBody(ctx, cancel, blockingBody{ctx}, gap)
 		defer b.Close()
 		_, err := b.Read(make([]byte, 8))
 		if !errors.Is(err, errTimeout) {
@@ -36,7 +46,7 @@ func TestGapTimedBody(t *testing.T) {
 	t.Run("pauses between reads do not count", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		b := newGapTimedBody(ctx, cancel, io.NopCloser(strings.NewReader("abcdef")), gap)
+		b := timedBody(ctx, cancel, io.NopCloser(strings.NewReader("abcdef")), gap)
 		defer b.Close()
 		buf := make([]byte, 2)
 		for i := 0; i < 3; i++ {

@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
@@ -62,15 +61,20 @@ func (p *Proxy) inspect(x *Exchange, a *attempt) {
 func (p *Proxy) inspectStream(x *Exchange, a *attempt) {
 	strip := a.askedUsage
 	a.stream = getStream(meter.ShapeOf(a.cand.Translate.Upstream(x.Route)), strip)
-	var deadline *time.Timer
-	if a.up.Timeout > 0 {
-		deadline = time.AfterFunc(a.up.Timeout, func() { a.cancel(errTimeout) })
+	timed := a.up.Timeout > 0
+	if timed {
+		a.timed.whole = true
+		a.dog.Begin()
 	}
 	buf := copyPool.Get().(*[32 << 10]byte)
 	defer copyPool.Put(buf)
 	first, err := a.stream.readFirst(a.resp.Body, buf[:])
-	if deadline != nil && !deadline.Stop() && err == nil {
-		err = fmt.Errorf("no first event within %v: %w", a.up.Timeout, errTimeout) // it fired as the event came
+	if timed {
+		a.dog.End()
+		a.timed.whole = false
+		if err == nil && a.timedOut() {
+			err = fmt.Errorf("no first event within %v: %w", a.up.Timeout, errTimeout) // it fired as the event came
+		}
 	}
 	switch {
 	case err != nil:

@@ -123,10 +123,13 @@ func readBodyWithin(w http.ResponseWriter, r *http.Request, d time.Duration, lim
 // limit. Reading it all before anything goes upstream also keeps Go's HTTP/1
 // server from cutting a response while the request is unread (golang/go#40747).
 func readBody(r *http.Request, limit int64, buf *[]byte) *dialect.Error {
-	tooLarge := dialect.Errorf(http.StatusRequestEntityTooLarge, dialect.CodeRequestTooLarge,
-		"the request body exceeds the %d-byte limit", limit)
+	// A func, not a value: most requests fit, and the message is formatted.
+	tooLarge := func() *dialect.Error {
+		return dialect.Errorf(http.StatusRequestEntityTooLarge, dialect.CodeRequestTooLarge,
+			"the request body exceeds the %d-byte limit", limit)
+	}
 	if r.ContentLength > limit {
-		return tooLarge
+		return tooLarge()
 	}
 	// Size for the declared length, but only up to 1 MiB ahead of the bytes
 	// actually arriving: a declaration alone must not reserve 32 MiB.
@@ -138,7 +141,7 @@ func readBody(r *http.Request, limit int64, buf *[]byte) *dialect.Error {
 	case err == nil:
 		return nil
 	case errors.Is(err, proxy.ErrTooLarge):
-		return tooLarge
+		return tooLarge()
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return dialect.Errorf(http.StatusRequestTimeout, dialect.CodeRequestTimeout,
 			"the request body did not arrive in time (%d bytes read)", len(*buf))

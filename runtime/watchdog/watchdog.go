@@ -30,11 +30,18 @@ type Watchdog struct {
 
 // New starts a watchdog. Stop it when the stream ends.
 func New(limit time.Duration, expire func()) *Watchdog {
-	w := &Watchdog{limit: limit, expire: expire}
+	w := new(Watchdog)
+	w.Start(limit, expire)
+	return w
+}
+
+// Start starts w, a zero Watchdog, in place: for one kept inside the value
+// it watches, which then costs no allocation of its own.
+func (w *Watchdog) Start(limit time.Duration, expire func()) {
+	w.limit, w.expire = limit, expire
 	w.mu.Lock()
 	w.timer = time.AfterFunc(limit, w.check)
 	w.mu.Unlock()
-	return w
 }
 
 // clockStart anchors clock; time.Since reads the monotonic clock.
