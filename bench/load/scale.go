@@ -42,9 +42,11 @@ var scaleTargets = []string{"pistrad", "leanrelay", "nginx"}
 type scaleSample struct {
 	idleRSS, openRSS int64
 	idleG, openG     float64 // goroutines; -1 when the gateway does not say
-	cpu              time.Duration
-	ttfb             []time.Duration
-	early            int // streams that ended before the last one opened
+	// Go's stack and heap bytes in use; -1 when the gateway does not say.
+	idleStack, openStack, idleHeap, openHeap float64
+	cpu                                      time.Duration
+	ttfb                                     []time.Duration
+	early                                    int // streams that ended before the last one opened
 }
 
 func benchScale(cfg config) error {
@@ -126,6 +128,7 @@ func scaleRun(t *target, base string, c scaleConfig) (scaleSample, error) {
 	time.Sleep(time.Second) // the warm-up's connections closed on the gateway's side too
 	s.idleRSS, _ = treeRSS(t.pid)
 	s.idleG = gauge(t, "go_goroutines")
+	s.idleStack, s.idleHeap = gauge(t, "go_memstats_stack_inuse_bytes"), gauge(t, "go_memstats_heap_inuse_bytes")
 	if err := setChunkDelay(base, c.chunkDelay); err != nil {
 		return s, err
 	}
@@ -171,6 +174,7 @@ func (s *scaleSample) sampleOpen(t *target, n int, opened, finished *atomic.Int6
 	}
 	early := finished.Load()
 	s.openG = gauge(t, "go_goroutines")
+	s.openStack, s.openHeap = gauge(t, "go_memstats_stack_inuse_bytes"), gauge(t, "go_memstats_heap_inuse_bytes")
 	for finished.Load() == early && early < int64(n) && time.Now().Before(deadline) {
 		if rss, err := treeRSS(t.pid); err == nil {
 			s.openRSS = max(s.openRSS, rss)
@@ -223,7 +227,7 @@ func raiseFileLimit(need uint64) error {
 func printScale(n int, names []string, res map[string][]scaleSample) {
 	fmt.Printf("\n%d streams open at once (medians over %d rounds)\n", n, len(res[names[0]]))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "target\tidle RSS MiB\topen RSS MiB\tKiB/stream\tCPU µs/stream\tgoroutines/stream\tTTFB p50 ms\tTTFB p99 ms\tnot all open\t")
+	fmt.Fprintln(w, "target\tidle RSS MiB\topen RSS MiB\tKiB/stream\tCPU µs/stream\tgoroutines/stream\tstack KiB/stream\theap KiB/stream\tTTFB p50 ms\tTTFB p99 ms\tnot all open\t")
 	for _, name := range names {
 		ss := res[name]
 		f := func(g func(scaleSample) float64) float64 {
@@ -234,7 +238,7 @@ func printScale(n int, names []string, res map[string][]scaleSample) {
 			return median(xs)
 		}
 		mib := func(b int64) float64 { return float64(b) / (1 << 20) }
-		cols := []string{name, "-", "-", "-", "-", "-"}
+		cols := []string{name, "-", "-", "-", "-", "-", "-", "-"}
 		if name != "direct" {
 			cols[1] = fmt.Sprintf("%.1f", f(func(s scaleSample) float64 { return mib(s.idleRSS) }))
 			cols[2] = fmt.Sprintf("%.1f", f(func(s scaleSample) float64 { return mib(s.openRSS) }))
@@ -242,6 +246,10 @@ func printScale(n int, names []string, res map[string][]scaleSample) {
 			cols[4] = fmt.Sprintf("%.0f", f(func(s scaleSample) float64 { return float64(s.cpu) / float64(time.Microsecond) / float64(n) }))
 			if ss[0].idleG >= 0 {
 				cols[5] = fmt.Sprintf("%.2f", f(func(s scaleSample) float64 { return (s.openG - s.idleG) / float64(n) }))
+			}
+			if ss[0].idleStack >= 0 && ss[0].idleHeap >= 0 {
+				cols[6] = fmt.Sprintf("%.1f", f(func(s scaleSample) float64 { return (s.openStack - s.idleStack) / 1024 / float64(n) }))
+				cols[7] = fmt.Sprintf("%.1f", f(func(s scaleSample) float64 { return (s.openHeap - s.idleHeap) / 1024 / float64(n) }))
 			}
 		}
 		cols = append(cols,

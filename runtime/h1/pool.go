@@ -13,7 +13,6 @@ func newConn(nc net.Conn, addr string) *conn {
 	cn := &conn{nc: nc, addr: addr, head: headLimit{r: nc, left: -1}}
 	cn.br = bufio.NewReaderSize(&cn.head, bufSize)
 	cn.sent.nc = nc
-	cn.bw = bufio.NewWriterSize(&cn.sent, bufSize)
 	return cn
 }
 
