@@ -99,19 +99,23 @@ func (s *Server) answerPreflight(x *exchange, rt plan.Route) *dialect.Error {
 	// so a body the translator refuses is refused here too.
 	px := proxy.Exchange{Client: x.r, Route: rt, Body: &x.body, Upstreams: x.snap.Upstreams, Candidates: d.Candidates}
 	var refused *dialect.Error
+	sent := false
 	for _, ci := range d.Selection.Attempt {
 		c := &d.Candidates[ci]
 		ok, e := px.Prepare(c)
 		if ok {
 			if no := cmp.Or(s.suspended(x, c), s.circuits.Refused(x.snap.Graph, c)); no != nil {
-				if no.Final {
-					return no.Error // a suspended primary refuses the request
+				if no.Final && !sent {
+					// A suspended primary refuses the request, as in the
+					// attempt loop, unless a candidate before it is sent.
+					return no.Error
 				}
 				a.PassOver(g, c, no.Reason, no.Error.RetryAfter)
 				refused = cmp.Or(refused, no.Error)
 				continue
 			}
 			a.Attempt(g, c, d.Used)
+			sent = true
 		} else {
 			refused = cmp.Or(refused, e)
 		}

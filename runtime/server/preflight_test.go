@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/suspend"
 )
 
 func decodePreflight(t *testing.T, b []byte) testkit.Preflight {
@@ -181,5 +185,71 @@ func TestPreflightPassesOverWhatTheProxyCannotDial(t *testing.T) {
 	}
 	if up.Count() != 0 {
 		t.Errorf("%d upstream calls", up.Count())
+	}
+}
+
+// suspendedProviders is a suspension store in which the named providers
+// are suspended and nothing can be set.
+type suspendedProviders []string
+
+func (suspendedProviders) SetSuspension(context.Context, suspend.Suspension) error {
+	return errors.New("read-only")
+}
+
+func (suspendedProviders) ClearSuspension(context.Context, suspend.Kind, string) error {
+	return errors.New("read-only")
+}
+
+func (p suspendedProviders) Suspended(k suspend.Kind, name string) (suspend.Suspension, bool) {
+	return suspend.Suspension{Kind: k, Name: name, Reason: "test"}, k == suspend.KindProvider && slices.Contains(p, name)
+}
+
+func (suspendedProviders) Suspensions() []suspend.Suspension { return nil }
+
+// lossyOnlyGraph serves "tools" from two compat channels, both dropping
+// something a strict, structured request uses: the primary's (vendor)
+// keeps nothing, the failover's (other) structured output, so a profile
+// that allows loss tries the failover first.
+func lossyOnlyGraph() *plan.Graph {
+	b := testkit.NewGraph("sha256:lossy-only")
+	compat, _ := b.CompatAndNative(plan.RouteChatCompletions)
+	primary := compat
+	primary.Preserves = 0
+	other := b.Provider(plan.Provider{Name: "other", BaseURL: "http://other.test/v1", Pool: -1, Auth: "bearer", Channels: []plan.Channel{{
+		Name: "openai-compat", Dialect: plan.DialectOpenAI, Tier: plan.TierProviderCompat, Routes: []plan.Route{plan.RouteChatCompletions},
+		Preserves: compat.Preserves, Origin: "other"}}})
+	failover := plan.Candidate{Provider: other, Tier: plan.TierProviderCompat, Model: "other-large", Preserves: compat.Preserves, Origin: "other"}
+	table := b.Table(plan.Entry{Route: plan.RouteChatCompletions, Model: "tools",
+		Plan: b.Plan(plan.Plan{Listed: true}, []plan.Candidate{primary, failover}, nil)})
+	b.Key("lenient", "k-lenient", b.Profile(plan.Profile{Name: "lenient", Table: table, OnFidelityLoss: "allow"}))
+	return b.Build()
+}
+
+// TestPreflightSuspendedPrimaryAfterASentCandidate: a suspended primary
+// that selection orders after a candidate that is sent refuses nothing,
+// as in the attempt loop, which serves from that candidate: preflight
+// names it and passes the primary over instead of refusing the request.
+func TestPreflightSuspendedPrimaryAfterASentCandidate(t *testing.T) {
+	o := testOptions(lossyOnlyGraph(), okUpstream())
+	o.Suspensions = suspendedProviders{"vendor"}
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const strictStructured = `{"model":%q,"messages":[{"role":"user","content":"hi"}],` +
+		`"tools":[{"type":"function","function":{"name":"f","strict":true,"parameters":{"type":"object"}}}],` +
+		`"response_format":{"type":"json_schema","json_schema":{"name":"r","strict":true,"schema":{"type":"object"}}}}`
+	auth := map[string]string{"Authorization": "Bearer k-lenient"}
+	rec := s.do(publicRequest{"POST", "/v1/preflight", body(strictStructured, "tools"), auth})
+	if rec.Code != 200 {
+		t.Fatalf("preflight status %d: %s", rec.Code, rec.Body)
+	}
+	v := decodePreflight(t, rec.Body.Bytes())
+	if v.Serve.Provider != "other" || !strings.Contains(v.SkipReasons(), "vendor/openai-compat:"+suspend.ReasonProviderSuspended) {
+		t.Errorf("preflight answer %s", rec.Body)
+	}
+	rec = s.do(publicRequest{"POST", "/v1/chat/completions", body(strictStructured, "tools"), auth})
+	if rec.Code != 200 || rec.Header().Get("Pistra-Provider") != "other" {
+		t.Errorf("the request: status %d, provider %q: %s", rec.Code, rec.Header().Get("Pistra-Provider"), rec.Body)
 	}
 }
