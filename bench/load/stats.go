@@ -8,7 +8,7 @@ import (
 )
 
 // serveStats serves, on a loopback port of its own (so the relay's handler
-// stays as it is), the two figures the bench reads from the Go relays it
+// stays as it is), the figures the bench reads from the Go relays it
 // runs, under the names pistrad's /metrics gives them: goroutines,
 // allocations so far (heap and tiny, as go_memstats_mallocs_total counts),
 // and the stack and heap memory in use (as MemStats.StackInuse and

@@ -265,6 +265,22 @@ type Set struct {
 type loaded struct {
 	g        *plan.Graph
 	breakers []*Breaker
+	// prev is the graph loaded before g, with its providers' breakers as
+	// g's load left them: the requests that span a reload find theirs
+	// without the lock.
+	prev         *plan.Graph
+	prevBreakers []*Breaker
+}
+
+// breakersOf indexes byName's breakers like g's providers.
+func breakersOf(g *plan.Graph, byName map[string]*Breaker) []*Breaker {
+	out := make([]*Breaker, len(g.Providers))
+	for i := range g.Providers {
+		if g.Providers[i].Circuit != nil {
+			out[i] = byName[g.Providers[i].Name]
+		}
+	}
+	return out
 }
 
 // NewSet starts an empty set; change, if not nil, is told of every
@@ -294,7 +310,11 @@ func (s *Set) Load(g *plan.Graph) {
 		out[i], keep[p.Name] = b, b
 	}
 	s.byName = keep
-	s.serving.Store(&loaded{g: g, breakers: out})
+	l := &loaded{g: g, breakers: out}
+	if was := s.serving.Load(); was != nil && was.g != g {
+		l.prev, l.prevBreakers = was.g, breakersOf(was.g, keep)
+	}
+	s.serving.Store(l)
 }
 
 // Breaker is provider p of graph g's breaker, nil when it has none. A
@@ -302,8 +322,13 @@ func (s *Set) Load(g *plan.Graph) {
 // provider's breaker by name: the same breaker, since the state is the
 // provider's, not the graph's.
 func (s *Set) Breaker(g *plan.Graph, p int) *Breaker {
-	if l := s.serving.Load(); l != nil && l.g == g {
-		return l.breakers[p]
+	if l := s.serving.Load(); l != nil {
+		switch g {
+		case l.g:
+			return l.breakers[p]
+		case l.prev:
+			return l.prevBreakers[p]
+		}
 	}
 	if g.Providers[p].Circuit == nil {
 		return nil

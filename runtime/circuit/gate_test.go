@@ -107,4 +107,12 @@ func TestOldGraphFindsItsProviderByName(t *testing.T) {
 	if st := set.Status(time.Now()); len(st) != 2 || st[0].Provider != "c" || st[1].Provider != "a" || st[1].State != Open {
 		t.Errorf("status of the graph serving: %+v", st)
 	}
+	// Two reloads on, old is no longer the previous graph: found by name.
+	set.Load(&plan.Graph{Providers: []plan.Provider{{Name: "a", Circuit: cfg}}})
+	if b := set.Breaker(old, 0); b == nil || b != set.Breaker(next, 1) {
+		t.Error("a's breaker under a graph two reloads old differs")
+	}
+	if set.Breaker(next, 0) != nil {
+		t.Error("c, dropped by the last reload, still has a breaker")
+	}
 }

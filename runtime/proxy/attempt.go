@@ -116,13 +116,10 @@ func (a *attempt) timedOut() bool { return errors.Is(context.Cause(a.ctx), errTi
 
 // gapTimedBody bounds each read of an upstream body by the provider's
 // timeout. Only the time a read waits counts, so a slow client never counts
-// against the upstream. While whole is set, the reads are parts of one
-// wait the attempt began itself (for a stream's first event), bounded as a
-// whole instead.
+// against the upstream.
 type gapTimedBody struct {
 	io.ReadCloser
-	a     *attempt
-	whole bool
+	a *attempt
 }
 
 // timeBody puts body's reads under the attempt's watchdog.
@@ -132,22 +129,13 @@ func (a *attempt) timeBody(body io.ReadCloser) *gapTimedBody {
 }
 
 func (b *gapTimedBody) Read(p []byte) (int, error) {
-	if !b.whole {
-		b.a.dog.Begin()
-	}
+	b.a.dog.Begin()
 	n, err := b.ReadCloser.Read(p)
-	if !b.whole {
-		b.a.dog.End()
-	}
+	b.a.dog.End()
 	if err != nil && err != io.EOF && b.a.timedOut() {
 		err = fmt.Errorf("no body bytes for %v: %w", b.a.up.Timeout, errTimeout)
 	}
 	return n, err
-}
-
-func (b *gapTimedBody) Close() error {
-	b.a.dog.Stop()
-	return b.ReadCloser.Close()
 }
 
 // discard drops a failed attempt: its body is drained a little so the
@@ -177,7 +165,7 @@ func (a *attempt) finish() {
 	}
 	a.releaseRead()
 	if a.up != nil && a.up.Timeout > 0 {
-		a.dog.Stop() // an attempt that got no body has no Close to stop it
+		a.dog.Stop() // every attempt ends here, whether or not it got a body
 	}
 	if a.cancel != nil {
 		a.cancel(context.Canceled)

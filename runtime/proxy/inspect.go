@@ -61,19 +61,20 @@ func (p *Proxy) inspect(x *Exchange, a *attempt) {
 func (p *Proxy) inspectStream(x *Exchange, a *attempt) {
 	strip := a.askedUsage
 	a.stream = getStream(meter.ShapeOf(a.cand.Translate.Upstream(x.Route)), strip)
-	timed := a.up.Timeout > 0
+	body, timed := a.resp.Body, a.up.Timeout > 0
 	if timed {
-		a.timed.whole = true
+		// One wait from here to the first event, not one per read: the
+		// reads go past the timed body's own bound.
+		body = a.timed.ReadCloser
 		a.dog.Begin()
 	}
 	buf := copyPool.Get().(*[32 << 10]byte)
 	defer copyPool.Put(buf)
-	first, err := a.stream.readFirst(a.resp.Body, buf[:])
+	first, err := a.stream.readFirst(body, buf[:])
 	if timed {
 		a.dog.End()
-		a.timed.whole = false
-		if err == nil && a.timedOut() {
-			err = fmt.Errorf("no first event within %v: %w", a.up.Timeout, errTimeout) // it fired as the event came
+		if a.timedOut() { // a read it cut, or it fired as the event came
+			err = fmt.Errorf("no first event within %v: %w", a.up.Timeout, errTimeout)
 		}
 	}
 	switch {

@@ -151,9 +151,6 @@ func (s *Snapshot) Models(profile int, d plan.Dialect) []string {
 	return s.models[profile][dialectIndex(d)]
 }
 
-// OnFidelityLoss is the profile's policy, or the deployment's default.
-func (s *Snapshot) OnFidelityLoss(profile int) plan.LossAction { return s.Graph.LossAction(profile) }
-
 func dialectIndex(d plan.Dialect) int {
 	if d == plan.DialectAnthropic {
 		return dialectAnthropic
