@@ -208,12 +208,17 @@ func TestDroppedHostBusyAtReloadClosesWhenIdle(t *testing.T) {
 		if _, err := s.Reload(); err != nil {
 			t.Fatal(err)
 		}
+		// The connection goes idle after released; a close seen before
+		// released+IdleConnTimeout was not the idle timeout's. net/http's
+		// Transport closes it the moment it goes idle (CloseIdleConnections
+		// marks newly idle connections for closing), so only h1 is timed.
+		released := time.Now()
 		close(release)
 		if got := <-done; got != "200 a" {
 			t.Fatalf("the request in flight: %q, want 200 from a", got)
 		}
-		if dropped.open.Load() != 1 {
-			t.Fatalf("%d connections to the dropped host open, want the one that served, idle", dropped.open.Load())
+		if open := dropped.open.Load(); open == 0 && !o.StdlibOnly && time.Since(released) < o.IdleConnTimeout {
+			t.Fatal("the connection to the dropped host closed before it sat idle for the idle timeout")
 		}
 		dropped.waitOpen(t, 0) // with no request to wake the pool
 	})
