@@ -58,6 +58,10 @@ type Reply struct {
 	// the full picker does (keys reordered); a light picker keeps the
 	// body and ignores it.
 	Model string
+	// Body, when not nil, is replayed as the new body verbatim (after
+	// Model's rewrite, in its place), for a picker that writes what it
+	// should not.
+	Body []byte
 	// Status, when not 0, answers with an ImmediateResponse of that
 	// status and Text as its body instead of a pick.
 	Status int

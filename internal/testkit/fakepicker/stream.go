@@ -191,7 +191,10 @@ func (s *stream) decide() error {
 		return s.immediate(r.Status, r.Text)
 	}
 	body := seen.Body
-	if r.Model != "" && !s.p.light {
+	switch {
+	case r.Body != nil:
+		body = r.Body
+	case r.Model != "" && !s.p.light:
 		var err error
 		if body, err = rewrite(body, r.Model); err != nil {
 			return s.immediate(400, "inference error: BadRequest - "+err.Error())

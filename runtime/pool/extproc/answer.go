@@ -69,9 +69,10 @@ func (a *Answer) Served(endpoint string, status int) {
 
 // Done ends the stream: after Served, an empty end of the response body;
 // then the close of the sending side, and the wait for the picker to end
-// the stream in turn, so what was sent reached it. The wait is bounded by
-// the pick's bound, after which the stream is cut. No goroutine of the
-// pick outlives Done. Idempotent; nil is a no-op.
+// the stream in turn, so what was sent reached it
+// (docs/picker.md#the-response-phase). The wait is bounded by the pick's
+// bound, after which the stream is cut. No goroutine of the pick outlives
+// Done. Idempotent; nil is a no-op.
 func (a *Answer) Done() {
 	if a == nil {
 		return

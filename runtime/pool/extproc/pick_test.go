@@ -67,8 +67,10 @@ func TestPickHeaderOrMetadata(t *testing.T) {
 		{"header", fakepicker.Reply{Header: "127.0.0.2:8000,127.0.0.3:8000"}, []string{"127.0.0.2:8000", "127.0.0.3:8000"}},
 		{"metadata", fakepicker.Reply{Metadata: "127.0.0.4:8000"}, []string{"127.0.0.4:8000"}},
 		{"both, spelt apart", fakepicker.Reply{Header: "[::1]:80", Metadata: "[0::1]:80"}, []string{"[::1]:80"}},
+		{"malformed entries kept", fakepicker.Reply{Header: "pod-a:8000, 127.0.0.2:8000,,"}, []string{"pod-a:8000", "127.0.0.2:8000"}},
 		{"disagreeing", fakepicker.Reply{Header: "127.0.0.2:8000", Metadata: "127.0.0.3:8000"}, nil},
 		{"nothing", fakepicker.Reply{}, nil},
+		{"only commas", fakepicker.Reply{Header: " , ", Metadata: ","}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, c := startPlain(t, fakepicker.Options{Script: func(fakepicker.Request) fakepicker.Reply { return tc.reply }})
@@ -180,4 +182,24 @@ func TestSubsetHint(t *testing.T) {
 	got = p.WaitEnded(t, 4)[3]
 	equal(t, "empty hint kind", got.SubsetKind, "list")
 	equal(t, "empty hint length", len(got.Subset), 0)
+}
+
+// TestBodyReplacementRefused: a replacement body that is not JSON, names
+// no model, or is far larger than any rewrite is a protocol error.
+func TestBodyReplacementRefused(t *testing.T) {
+	q := query(1000)
+	for name, body := range map[string][]byte{
+		"not JSON":  []byte("model=llama"),
+		"no model":  []byte(`{"messages":[]}`),
+		"too large": bytes.Repeat([]byte(" "), 7*len(q.Body)+64<<10),
+	} {
+		_, c := startPlain(t, fakepicker.Options{Script: func(fakepicker.Request) fakepicker.Reply {
+			r := fakepicker.Pick("127.0.0.2:8000")
+			r.Body = body
+			return r
+		}})
+		if _, err := c.Pick(t.Context(), q); !errors.Is(err, extproc.ErrProtocol) {
+			t.Errorf("%s: err = %v, want ErrProtocol", name, err)
+		}
+	}
 }

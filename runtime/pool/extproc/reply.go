@@ -34,7 +34,8 @@ func (e *ImmediateError) Error() string {
 // answer (whose pick the protocol also allows in the dynamic metadata of
 // any reply) and the body answers, which come either as one streamed
 // replacement ending with its end-of-stream mark, or, from a picker that
-// keeps the body, as one empty answer per chunk sent.
+// keeps the body, as one empty answer per chunk sent
+// (docs/picker.md#the-request-phase).
 type reading struct {
 	chunks           int // body chunks sent; 0 for a request without body
 	limit            int // the most replacement body taken
@@ -92,7 +93,7 @@ func (r *reading) takeBody(bm *extprocv3.BodyMutation) error {
 }
 
 // named is the pick: the list the header or the metadata names, which
-// must agree when both do.
+// must agree when both do (docs/picker.md#the-pick).
 func (r *reading) named() ([]string, error) {
 	h, m := endpointList(r.header), endpointList(r.meta)
 	switch {
@@ -141,7 +142,8 @@ func headerValue(hm *extprocv3.HeaderMutation, key string) string {
 }
 
 // replacementLimit bounds a replacement body: a re-marshal may escape
-// each byte as \u00XX, six times its size, and no more is a rewrite.
+// each byte as \u00XX, six times its size, and no more is a rewrite
+// (docs/picker.md#the-body-answer).
 func replacementLimit(n int) int { return 6*n + chunkSize }
 
 // replacedModel reads the model a replacement body names, "" when it is
