@@ -69,6 +69,10 @@ type Reply struct {
 	// Hang answers nothing, ever: the picker reads on until the stream
 	// ends.
 	Hang bool
+	// Evict answers the response headers with an ImmediateResponse 429,
+	// as the full picker evicts a request under flow control after its
+	// response has started.
+	Evict bool
 	// Linger keeps the stream open after the client closed its side,
 	// until the client cuts it.
 	Linger bool
@@ -87,6 +91,19 @@ func Pick(endpoints ...string) Reply {
 // Immediate answers the request with a status (429 shed, 503 no
 // endpoint) and a text.
 func Immediate(status int, text string) Reply { return Reply{Status: status, Text: text} }
+
+// FromHeader picks the endpoints a request header names (a comma list),
+// as conformance tests steer a picker; a request without the header goes
+// to next.
+func FromHeader(name string, next Script) Script {
+	name = strings.ToLower(name)
+	return func(r Request) Reply {
+		if v := r.Header[name]; len(v) > 0 {
+			return Pick(v[0])
+		}
+		return next(r)
+	}
+}
 
 // RoundRobin picks the members in turn, as a light picker does, from
 // those the subset hint allows when there is one: an entry without a port

@@ -38,7 +38,7 @@ type stream struct {
 	srv      extprocv3.ExternalProcessor_ProcessServer
 	rec      *Request
 	answered bool // something was sent
-	linger   bool // the reply said to linger
+	reply    Reply
 }
 
 // errHang stops answering a stream that the script said to hang;
@@ -50,7 +50,7 @@ func (x *processor) Process(srv extprocv3.ExternalProcessor_ProcessServer) error
 	first, hanging := true, false
 	for {
 		req, err := srv.Recv()
-		if errors.Is(err, io.EOF) && s.linger {
+		if errors.Is(err, io.EOF) && s.reply.Linger {
 			<-srv.Context().Done()
 		}
 		if err != nil {
@@ -141,6 +141,9 @@ func (s *stream) handle(req *extprocv3.ProcessingRequest) error {
 	case *extprocv3.ProcessingRequest_RequestBody:
 		return s.body(m.RequestBody.GetEndOfStream())
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
+		if s.reply.Evict {
+			return s.immediate(429, "request evicted by flow control")
+		}
 		return s.send(&extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{
 			ResponseHeaders: &extprocv3.HeadersResponse{}}})
 	case *extprocv3.ProcessingRequest_ResponseBody:
@@ -181,7 +184,7 @@ func (s *stream) decide() error {
 	seen := s.rec.clone()
 	s.p.mu.Unlock()
 	r := (*s.p.script.Load())(seen)
-	s.linger = r.Linger
+	s.reply = r
 	switch {
 	case r.Err != nil:
 		return r.Err

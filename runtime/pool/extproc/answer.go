@@ -38,11 +38,6 @@ type Answer struct {
 	done   bool
 }
 
-func newAnswer(stream extprocv3.ExternalProcessor_ProcessClient, body []byte) *Answer {
-	return &Answer{stream: stream, original: body,
-		picked: make(chan struct{}), drained: make(chan struct{})}
-}
-
 // Model is the model the picker's replacement body names when it differs
 // from the request's, "" when the picker did not change it: the caller
 // edits that one field of its own body rather than forwarding the

@@ -143,12 +143,11 @@ func (c *Client) Pick(ctx context.Context, q Query) (*Answer, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(bound, cancel)
-	a, err := c.pick(ctx, q)
+	a, err := c.pick(ctx, q, cancel, bound)
 	// The timer having fired is the timeout, whatever the stream said
 	// after it was cut.
 	fired := !timer.Stop()
 	if !fired && err == nil {
-		a.cancel, a.bound = cancel, bound
 		return a, nil
 	}
 	cancel()
@@ -166,19 +165,15 @@ func (c *Client) Pick(ctx context.Context, q Query) (*Answer, error) {
 // the headers only once it has read the whole body, while the answer's
 // receiver reads the replies. Its Answer (non-nil once the stream opened,
 // even with an error) has a receiver running until the stream ends.
-func (c *Client) pick(ctx context.Context, q Query) (*Answer, error) {
+func (c *Client) pick(ctx context.Context, q Query, cancel context.CancelFunc, bound time.Duration) (*Answer, error) {
 	stream, err := c.proc.Process(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a := newAnswer(stream, q.Body)
+	a := &Answer{stream: stream, original: q.Body, cancel: cancel, bound: bound,
+		picked: make(chan struct{}), drained: make(chan struct{})}
 	go a.receive(chunks(len(q.Body)))
-	// A failed send ends the stream, and the receiver then reports
-	// why the picker ended it; so it is not returned here.
-	_ = a.sendRequest(q)
+	a.sendRequest(q)
 	<-a.picked
-	if a.err != nil {
-		return a, a.err
-	}
-	return a, nil
+	return a, a.err
 }

@@ -101,9 +101,10 @@ func TestPickerDown(t *testing.T) {
 // TestCancelledContext: a request whose context ends fails its pick with
 // the context's error, not as a timeout.
 func TestCancelledContext(t *testing.T) {
-	p, c := startPlain(t, fakepicker.Options{Script: func(fakepicker.Request) fakepicker.Reply {
-		return fakepicker.Reply{Hang: true}
-	}})
+	p, c := startPlain(t, fakepicker.Options{Script: fakepicker.RoundRobin("127.0.0.2:8000")})
+	pick(t, c, query(0)).Done() // the connection is up before counting
+	p.SetScript(func(fakepicker.Request) fakepicker.Reply { return fakepicker.Reply{Hang: true} })
+	check := goroutines(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	_, err := c.Pick(ctx, query(0))
@@ -111,7 +112,8 @@ func TestCancelledContext(t *testing.T) {
 	if errors.Is(err, extproc.ErrTimeout) {
 		t.Errorf("a cancelled request reported as a timeout: %v", err)
 	}
-	p.WaitEnded(t, 1)
+	p.WaitEnded(t, 2)
+	check()
 }
 
 // TestDialOptions: what Dial cannot use is an error at once.

@@ -90,6 +90,17 @@ func TestPickHeaderOrMetadata(t *testing.T) {
 	}
 }
 
+// TestPickFromHeader: a test steers the fake picker with a request
+// header, as the conformance suite does.
+func TestPickFromHeader(t *testing.T) {
+	_, c := startPlain(t, fakepicker.Options{Script: fakepicker.FromHeader("Test-Epp-Endpoint-Selection",
+		fakepicker.RoundRobin("127.0.0.9:8000"))})
+	q := query(0)
+	equalList(t, "without the header", pick(t, c, q).Endpoints, []string{"127.0.0.9:8000"})
+	q.Header.Set("Test-Epp-Endpoint-Selection", "127.0.0.3:8000,127.0.0.2:8000")
+	equalList(t, "with the header", pick(t, c, q).Endpoints, []string{"127.0.0.3:8000", "127.0.0.2:8000"})
+}
+
 // TestBodyRewriteFull: a full picker's model rewrite, a re-marshal of the
 // whole body replayed in chunks, is taken whole, and its model read; the
 // body goes to the picker in more than one chunk.

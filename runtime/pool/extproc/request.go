@@ -30,20 +30,20 @@ func chunks(n int) int { return (n + chunkSize - 1) / chunkSize }
 
 // sendRequest sends the request phase: the headers, then the body in
 // chunks, the last marked as the end of the stream, without waiting for
-// any reply. It stops early once the pick has failed.
-func (a *Answer) sendRequest(q Query) error {
-	if err := a.stream.Send(requestHeaders(q)); err != nil {
-		return err
+// any reply. It stops early once the pick has failed, and at a failed
+// send: that ends the stream, and the receiver reports why.
+func (a *Answer) sendRequest(q Query) {
+	if a.stream.Send(requestHeaders(q)) != nil {
+		return
 	}
 	for off := 0; off < len(q.Body) && !a.failed(); off += chunkSize {
 		end := min(off+chunkSize, len(q.Body))
 		err := a.stream.Send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{
 			RequestBody: &extprocv3.HttpBody{Body: q.Body[off:end], EndOfStream: end == len(q.Body)}}})
 		if err != nil {
-			return err
+			return
 		}
 	}
-	return nil
 }
 
 // requestHeaders is the stream's first message: the headers (keys

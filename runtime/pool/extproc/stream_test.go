@@ -50,6 +50,21 @@ func TestDoneWithoutServed(t *testing.T) {
 	none.Done()
 }
 
+// TestEvictionAfterServed: a picker evicting the request once its
+// response has started is drained and ignored: the answer is committed.
+func TestEvictionAfterServed(t *testing.T) {
+	p, c := startPlain(t, fakepicker.Options{Script: func(fakepicker.Request) fakepicker.Reply {
+		r := fakepicker.Pick("127.0.0.2:8000")
+		r.Evict = true
+		return r
+	}})
+	a := pick(t, c, query(0))
+	a.Served("127.0.0.2:8000", 200)
+	within(t, time.Second, a.Done)
+	got := p.WaitEnded(t, 1)[0]
+	equal(t, "served", got.Served, "127.0.0.2:8000")
+}
+
 // TestDoneBounded: a picker that keeps the stream open after the client
 // closed its side does not hold Done past the pick's bound.
 func TestDoneBounded(t *testing.T) {
@@ -97,25 +112,28 @@ func TestNoGoroutineOutlivesPick(t *testing.T) {
 	pick(t, c, query(0)).Done()
 	check := goroutines(t)
 	for i, tc := range []struct {
-		name  string
-		reply fakepicker.Reply
+		name    string
+		reply   fakepicker.Reply
+		timeout time.Duration // the hang's and Done's bound
+		picked  bool
 	}{
-		{"served", fakepicker.Pick("127.0.0.2:8000")},
-		{"shed", fakepicker.Immediate(429, "shed")},
-		{"hang", fakepicker.Reply{Hang: true}},
-		{"gRPC error", fakepicker.Reply{Err: status.Error(codes.Internal, "boom")}},
-		{"lingering", fakepicker.Reply{Header: "127.0.0.2:8000", Linger: true}},
-		{"protocol", fakepicker.Reply{}},
+		{"served", fakepicker.Pick("127.0.0.2:8000"), 5 * time.Second, true},
+		{"shed", fakepicker.Immediate(429, "shed"), 5 * time.Second, false},
+		{"hang", fakepicker.Reply{Hang: true}, 100 * time.Millisecond, false},
+		{"gRPC error", fakepicker.Reply{Err: status.Error(codes.Internal, "boom")}, 5 * time.Second, false},
+		{"lingering", fakepicker.Reply{Header: "127.0.0.2:8000", Linger: true}, 300 * time.Millisecond, true},
+		{"protocol", fakepicker.Reply{}, 5 * time.Second, false},
 	} {
 		p.SetScript(func(fakepicker.Request) fakepicker.Reply { return tc.reply })
 		q := query(100 << 10)
-		q.Timeout = 100 * time.Millisecond
+		q.Timeout = tc.timeout
 		a, err := c.Pick(t.Context(), q)
+		if (err == nil) != tc.picked {
+			t.Fatalf("%s: err = %v, want a pick %v", tc.name, err, tc.picked)
+		}
 		if err == nil {
 			a.Served("127.0.0.2:8000", 200)
 			a.Done()
-		} else if tc.name == "served" {
-			t.Fatalf("%s: %v", tc.name, err)
 		}
 		p.WaitEnded(t, i+2)
 	}
