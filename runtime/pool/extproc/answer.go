@@ -41,8 +41,13 @@ type Answer struct {
 // Model is the model the picker's replacement body names when it differs
 // from the request's, "" when the picker did not change it: the caller
 // edits that one field of its own body rather than forwarding the
-// picker's re-marshalled copy.
-func (a *Answer) Model() string { return a.model }
+// picker's re-marshalled copy. nil has no model.
+func (a *Answer) Model() string {
+	if a == nil {
+		return ""
+	}
+	return a.model
+}
 
 // Served tells the picker which endpoint answered, with the status, as
 // the response headers' phase of the stream. Only the first call counts,

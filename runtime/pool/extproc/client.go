@@ -48,7 +48,8 @@ var (
 // Options say how to reach a picker.
 type Options struct {
 	// CAFile is a PEM file of the certificates that may sign the picker's;
-	// empty trusts the system's roots. Ignored with Plaintext.
+	// empty trusts the system's roots. Giving it with Plaintext is an
+	// error.
 	CAFile string
 	// ServerName is the name the picker's certificate must hold; empty
 	// checks the host of the address (an IP literal against the

@@ -48,6 +48,7 @@ func TestDoneWithoutServed(t *testing.T) {
 	var none *extproc.Answer // a request without a picker
 	none.Served("127.0.0.2:8000", 200)
 	none.Done()
+	equal(t, "no model", none.Model(), "")
 }
 
 // TestEvictionAfterServed: a picker evicting the request once its
