@@ -10,11 +10,9 @@ package extproc
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -22,6 +20,8 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/pistra/pistra/runtime/certs"
 )
 
 // DefaultTimeout bounds a pick whose Query gives no Timeout.
@@ -95,14 +95,11 @@ func transport(o Options) (credentials.TransportCredentials, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName}
 	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
+		pool, err := certs.CAPool(o.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("picker CA: %w", err)
 		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("picker CA %s: no PEM certificate in it", o.CAFile)
-		}
+		cfg.RootCAs = pool
 	}
 	return credentials.NewTLS(cfg), nil
 }

@@ -14,6 +14,19 @@ import (
 	"github.com/pistra/pistra/runtime/pool/extproc"
 )
 
+// TestDialOptions: what Dial cannot use is an error at once.
+func TestDialOptions(t *testing.T) {
+	for name, o := range map[string]extproc.Options{
+		"CA and plaintext": {CAFile: "ca.pem", Plaintext: true},
+		"missing CA file":  {CAFile: t.TempDir() + "/none.pem"},
+		"CA without PEM":   {CAFile: "helpers_test.go"},
+	} {
+		if _, err := extproc.Dial("127.0.0.1:9002", o); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
 // TestImmediateAnswers: a picker answering the request itself (429 when
 // it sheds it, 503 when no endpoint can take it) is an ImmediateError
 // with its status and text, and the stream is over.
@@ -114,17 +127,4 @@ func TestCancelledContext(t *testing.T) {
 	}
 	p.WaitEnded(t, 2)
 	check()
-}
-
-// TestDialOptions: what Dial cannot use is an error at once.
-func TestDialOptions(t *testing.T) {
-	for name, o := range map[string]extproc.Options{
-		"CA and plaintext": {CAFile: "ca.pem", Plaintext: true},
-		"missing CA file":  {CAFile: t.TempDir() + "/none.pem"},
-		"CA without PEM":   {CAFile: "helpers_test.go"},
-	} {
-		if _, err := extproc.Dial("127.0.0.1:9002", o); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
 }

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/pistra/pistra/internal/testkit/fakepicker"
 	"github.com/pistra/pistra/runtime/pool/extproc"
 )
@@ -121,7 +118,7 @@ func TestNoGoroutineOutlivesPick(t *testing.T) {
 		{"served", fakepicker.Pick("127.0.0.2:8000"), 5 * time.Second, true},
 		{"shed", fakepicker.Immediate(429, "shed"), 5 * time.Second, false},
 		{"hang", fakepicker.Reply{Hang: true}, 100 * time.Millisecond, false},
-		{"gRPC error", fakepicker.Reply{Err: status.Error(codes.Internal, "boom")}, 5 * time.Second, false},
+		{"gRPC error", fakepicker.Reply{Err: errors.New("boom")}, 5 * time.Second, false},
 		{"lingering", fakepicker.Reply{Header: "127.0.0.2:8000", Linger: true}, 300 * time.Millisecond, true},
 		{"protocol", fakepicker.Reply{}, 5 * time.Second, false},
 	} {
