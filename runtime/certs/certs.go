@@ -2,6 +2,7 @@
 // files that an operator rotates in place: Reload reads them again, and a
 // handshake after it presents the new certificate while connections made
 // before keep theirs. A pair that does not load leaves the old one serving.
+// It also reads the CA files pistra's clients verify servers against.
 package certs
 
 import (

@@ -9,18 +9,17 @@ package upstream
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pistra/pistra/runtime/certs"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/translate"
 )
@@ -254,14 +253,11 @@ func (ch *Channel) setHeader(h plan.Header) {
 func loadTLS(t *plan.TLS) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pool, err := certs.CAPool(t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("tls ca_file: %w", err)
 		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", t.CAFile)
-		}
+		cfg.RootCAs = pool
 	}
 	if t.CertFile != "" || t.KeyFile != "" {
 		if t.CertFile == "" || t.KeyFile == "" {

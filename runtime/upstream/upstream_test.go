@@ -194,7 +194,7 @@ func TestTLSFiles(t *testing.T) {
 	}{
 		{"ca and client certificate", plan.TLS{CAFile: pki.CAFile, CertFile: pki.ClientCert, KeyFile: pki.ClientKey, ServerName: "pool.internal"}, ""},
 		{"missing ca file", plan.TLS{CAFile: "/nonexistent/ca.pem"}, `provider "mtls": tls ca_file: open /nonexistent/ca.pem`},
-		{"ca file without PEM", plan.TLS{CAFile: notPEM}, `provider "mtls": tls ca_file ` + notPEM + `: no PEM certificate in it`},
+		{"ca file without PEM", plan.TLS{CAFile: notPEM}, `provider "mtls": tls ca_file: ` + notPEM + `: no PEM certificate in it`},
 		{"key of another certificate", plan.TLS{CertFile: pki.ClientCert, KeyFile: pki.ServerKey},
 			`provider "mtls": tls cert_file ` + pki.ClientCert + `, key_file ` + pki.ServerKey + `: tls: private key does not match public key`},
 		{"certificate without key", plan.TLS{CertFile: pki.ClientCert}, "cert_file and key_file go together"},
