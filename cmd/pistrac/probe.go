@@ -78,8 +78,12 @@ func (c *cli) probe(args []string) int {
 	return c.regressions(t, report)
 }
 
-// ownOverlay refuses to overwrite a file the probe did not write.
+// ownOverlay refuses, before any call is made, a place the overlay cannot
+// go: a missing directory, or a file the probe did not write.
 func ownOverlay(path string) error {
+	if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
+		return fmt.Errorf("%s: no directory to write the overlay in", filepath.Dir(path))
+	}
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

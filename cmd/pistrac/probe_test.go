@@ -178,6 +178,7 @@ func TestProbeRefusals(t *testing.T) {
 		{"unknown channel", []string{"-provider", "vendor", "-channel", "native", dir}, `provider "vendor" has no channel "native"`},
 		{"a bundle without -o", []string{"-provider", "vendor", "-channel", "compat", "-bundle", "b.json"}, "say where the overlay goes"},
 		{"a file it did not write", []string{"-provider", "vendor", "-channel", "compat", "-o", foreign, dir}, "was not written by pistrac probe"},
+		{"a missing directory", []string{"-provider", "vendor", "-channel", "compat", "-o", filepath.Join(dir, "no", "o.cue"), dir}, "no directory to write the overlay in"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := pistrac(t, "", append([]string{"probe", "-yes"}, tt.args...)...)

@@ -173,51 +173,46 @@ func chatDetails(got answers) Finding {
 	return Finding{Honoured: true, Evidence: "usage reports prompt_tokens_details.cached_tokens and completion_tokens_details.reasoning_tokens"}
 }
 
-// chatAudio reads the audio billed: audio_tokens when usage itemises it,
-// else the prompt's growth over the baseline, which says the same words.
-func chatAudio(got answers) Finding {
-	c, f, ok := readChat(got, callAudio)
-	if !ok {
-		return f
-	}
-	if n := c.audio(); n != nil {
-		if *n == 0 {
-			return Finding{Evidence: "the audio part was accepted but billed 0 audio tokens: stripped unheard, dropped"}
-		}
-		return Finding{Honoured: true, Evidence: fmt.Sprintf("the audio part was billed %d audio tokens", *n)}
-	}
-	base, f, ok := readChat(got, callBaseline)
-	if !ok {
-		return f
-	}
-	if grew := c.Usage.PromptTokens - base.Usage.PromptTokens; grew > 0 {
-		return Finding{Honoured: true, Evidence: fmt.Sprintf("the audio part added %d prompt tokens to the same words", grew)}
-	}
-	return Finding{Evidence: "the audio part was accepted but added no prompt tokens: stripped unheard, dropped"}
+// billing is a capability shown by the tokens billed for it: itemised in
+// usage, or else the growth of a total over the baseline, whose words the
+// call repeats.
+type billing struct {
+	call, asked string
+	// itemised is the count usage itemises, nil when it has none.
+	itemised     func(*chatAnswer) *int
+	unit         string
+	total        func(*chatAnswer) int
+	totalUnit    string
+	whenNotShown string
 }
 
-// chatThinking reads the reasoning billed: reasoning_tokens when usage
-// itemises it, else the completion's growth over the baseline.
-func chatThinking(got answers) Finding {
-	c, f, ok := readChat(got, callThinking)
+func (b billing) judge(got answers) Finding {
+	c, f, ok := readChat(got, b.call)
 	if !ok {
 		return f
 	}
-	if n := c.reasoning(); n != nil {
+	if n := b.itemised(c); n != nil {
 		if *n == 0 {
-			return Finding{Evidence: "reasoning_effort low billed 0 reasoning tokens: dropped"}
+			return Finding{Evidence: fmt.Sprintf("%s was billed 0 %s: %s, dropped", b.asked, b.unit, b.whenNotShown)}
 		}
-		return Finding{Honoured: true, Evidence: fmt.Sprintf("reasoning_effort low billed %d reasoning tokens", *n)}
+		return Finding{Honoured: true, Evidence: fmt.Sprintf("%s was billed %d %s", b.asked, *n, b.unit)}
 	}
 	base, f, ok := readChat(got, callBaseline)
 	if !ok {
 		return f
 	}
-	if grew := c.Usage.CompletionTokens - base.Usage.CompletionTokens; grew > 0 {
-		return Finding{Honoured: true, Evidence: fmt.Sprintf("reasoning_effort low added %d completion tokens to the same answer", grew)}
+	if grew := b.total(c) - b.total(base); grew > 0 {
+		return Finding{Honoured: true, Evidence: fmt.Sprintf("%s added %d %s to the same words", b.asked, grew, b.totalUnit)}
 	}
-	return Finding{Evidence: "reasoning_effort low added no completion tokens: ignored, dropped"}
+	return Finding{Evidence: fmt.Sprintf("%s added no %s: %s, dropped", b.asked, b.totalUnit, b.whenNotShown)}
 }
+
+var (
+	chatAudio = billing{call: callAudio, asked: "the audio part", itemised: (*chatAnswer).audio, unit: "audio tokens",
+		total: func(c *chatAnswer) int { return c.Usage.PromptTokens }, totalUnit: "prompt tokens", whenNotShown: "stripped unheard"}.judge
+	chatThinking = billing{call: callThinking, asked: "reasoning_effort low", itemised: (*chatAnswer).reasoning, unit: "reasoning tokens",
+		total: func(c *chatAnswer) int { return c.Usage.CompletionTokens }, totalUnit: "completion tokens", whenNotShown: "ignored"}.judge
+)
 
 func chatChoices(got answers) Finding {
 	var c chatAnswer

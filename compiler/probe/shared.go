@@ -102,7 +102,10 @@ func validates(schema map[string]any, doc string) error {
 	for len(ve.Causes) > 0 {
 		ve = ve.Causes[0]
 	}
-	return fmt.Errorf("at %q: %s", ve.InstanceLocation, ve.Message)
+	if ve.InstanceLocation == "" {
+		return errors.New(ve.Message)
+	}
+	return fmt.Errorf("at %s: %s", ve.InstanceLocation, ve.Message)
 }
 
 // judgeArguments concludes on strict_tools from a call's arguments, or on

@@ -41,19 +41,11 @@ const allDrops = Drops(plan.AllCaps)
 // ParseDrops reads a comma-separated list of capability names; the empty
 // string drops nothing.
 func ParseDrops(s string) (Drops, error) {
-	var d Drops
-	for name := range strings.SplitSeq(s, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		c, ok := plan.ParseCap(name)
-		if !ok {
-			return 0, fmt.Errorf("drop %q: not a capability (want some of %s)", name, strings.Join(plan.CapNames(), ", "))
-		}
-		d |= Drops(plan.Of(c))
+	caps, err := plan.ParseCaps(s)
+	if err != nil {
+		return 0, fmt.Errorf("drops: %w", err)
 	}
-	return d, nil
+	return Drops(caps), nil
 }
 
 // Has reports whether c is dropped.
