@@ -115,7 +115,7 @@ func (c *cli) printProbePlan(t *probe.Target) {
 }
 
 func claimSource(t *probe.Target) string {
-	parts := []string{"origin " + t.By}
+	parts := []string{"origin " + t.Origin}
 	if t.VerifiedAt != "" {
 		parts = append(parts, "verified "+t.VerifiedAt)
 	}

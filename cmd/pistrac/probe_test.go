@@ -209,3 +209,29 @@ func TestProbeOutageWritesNothing(t *testing.T) {
 		t.Error("an overlay was written")
 	}
 }
+
+// TestProbeFromBundle: the compiled catalog may come as bundle.json, with
+// the overlay going where -o says, in the package of the CUE files there.
+func TestProbeFromBundle(t *testing.T) {
+	_, base := probeFake(t, fakeprovider.DialectAnthropic)
+	built := t.TempDir()
+	pistrac(t, "", "build", "-o", built, probePolicyDir(t, testkit.ProbePolicy("anthropic", base, "extended_thinking"))).want(t, exitOK)
+	outDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outDir, "catalog.cue"), []byte("package deployment\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(outDir, "probe.cue")
+	r := pistrac(t, "", "probe", "-yes", "-provider", "vendor", "-channel", "compat", "-o", out, "-bundle", filepath.Join(built, "bundle.json"))
+	r.want(t, exitOK)
+	src, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := testkit.ParseOverlay(t, src)["probe-vendor-compat"]["vendor"]["compat"]
+	if !strings.Contains(string(src), "package deployment\n") || !slices.Equal(claim.Preserves, probedCaps[fakeprovider.DialectAnthropic].Names()) {
+		t.Errorf("overlay:\n%s", src)
+	}
+	if !strings.Contains(r.stdout, "current claim: preserves [extended_thinking]") || !strings.Contains(r.stdout, "not probed: the dialect has no way to ask for it") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}

@@ -35,9 +35,9 @@ type Target struct {
 	// Model is the upstream model the capability calls name.
 	Model string
 	// Claim is the channel's current claim: what it is said to preserve,
-	// since when and on whose word.
-	Claim                      plan.CapSet
-	VerifiedAt, VerifiedBy, By string
+	// where it was made, since when and on whose word.
+	Claim                          plan.CapSet
+	Origin, VerifiedAt, VerifiedBy string
 	// Routes are the routes the channel declares besides the one the
 	// capability calls use, each with the model a call on it names ("" when
 	// no plan sends the channel a model there).
@@ -72,7 +72,7 @@ func NewTarget(g *plan.Graph, provider, channel, model string, env func(string) 
 	}
 	t := &Target{Provider: provider, Channel: channel, Dialect: ch.Dialect, BaseURL: ch.BaseURL,
 		CredentialEnv: p.ChannelCredentialEnv(ci), Model: model,
-		Claim: ch.Preserves, VerifiedAt: ch.VerifiedAt, VerifiedBy: ch.VerifiedBy, By: ch.Origin}
+		Claim: ch.Preserves, Origin: ch.Origin, VerifiedAt: ch.VerifiedAt, VerifiedBy: ch.VerifiedBy}
 	if t.BaseURL == "" {
 		t.BaseURL = p.BaseURL
 	}
