@@ -2,9 +2,10 @@
 // Anthropic APIs. It speaks their wire formats closely enough for the
 // official SDKs, reports realistic usage (every breakdown, or other
 // servers' stream shapes, on demand: see Usage), answers structured output
-// with JSON that follows the requested schema, records what it receives and
-// injects faults on demand. pistra's end-to-end tests, load benchmark and
-// `make run` use it as the upstream.
+// with JSON that follows the requested schema, records what it receives,
+// injects faults and drops capabilities as a compatibility endpoint does
+// (see Drops), on demand. pistra's end-to-end tests, load benchmark,
+// `pistrac probe`'s tests and `make run` use it as the upstream.
 //
 // An Anthropic-dialect server also answers POST /v1/chat/completions the way
 // Anthropic's OpenAI-compatible layer does: OpenAI's wire format under
@@ -48,8 +49,7 @@ type Options struct {
 	Faults Faults
 	// Usage shapes reported usage from the start; SetUsage changes it.
 	Usage Usage
-	// Drops are the capabilities dropped from the start; SetDrops changes
-	// them.
+	// Drops are dropped from the start; SetDrops changes them.
 	Drops Drops
 	// CertAuth authenticates callers by client certificate instead of a
 	// key, as a trust-domain pool behind mutual TLS does: a call must come
@@ -143,9 +143,7 @@ func (s *Server) Faults() Faults { return s.faults.get() }
 // openAICompatPath is where Anthropic serves its OpenAI-compatible Chat
 // Completions. There it takes the OpenAI SDK's Bearer key (and only that),
 // needs no anthropic-version, answers and fails in OpenAI's shapes, and
-// departs from OpenAI's rules as its documentation lists: it drops every
-// capability (see Drops), and ignores temperature above 1 as the fake does
-// on either dialect.
+// drops every capability (see Drops), as its documentation lists.
 const openAICompatPath = "/v1/chat/completions"
 
 // exchange is one API call in flight.
