@@ -12,6 +12,9 @@
 // flags apply to both servers; each server
 // also takes them at runtime on POST /_fake/faults and POST /_fake/usage, and
 // a request may set its own usage modes in the Fake-Usage header. With
+// -drop they behave as a compatibility endpoint that drops the capabilities
+// named (see fakeprovider.Drops), changed at runtime on POST /_fake/drops.
+// With
 // -chaos-rate each server instead draws a fault at random for a share of
 // its calls (see fakeprovider.Chaos), as the chaos run (bench/chaos) needs.
 package main
@@ -24,10 +27,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 func main() {
@@ -48,6 +53,7 @@ type config struct {
 	tls                       fakeprovider.TLSOptions
 	faults                    fakeprovider.Faults
 	usage                     fakeprovider.Usage
+	drops                     fakeprovider.Drops
 	chaos                     fakeprovider.Chaos
 }
 
@@ -72,6 +78,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.faults.CutAfter, "cut-after", 0, "drop stream connections after this many events (0: never)")
 	fs.TextVar(&c.usage, "usage", fakeprovider.Usage{},
 		"usage modes, comma-separated: split (every usage breakdown on every answer), every-chunk (running usage on each chat chunk, as Gemini does) or last-choice (usage in the last choice's chunk)")
+	fs.TextVar(&c.drops, "drop", fakeprovider.Drops(0),
+		"capabilities dropped as a compatibility endpoint drops them, comma-separated, some of: "+strings.Join(plan.CapNames(), ", "))
 	fs.Float64Var(&c.chaos.Rate, "chaos-rate", 0, "share of calls (0..1) spoiled with a fault drawn at random, in place of the fault flags above (-chunk-delay still paces them); the other calls keep those")
 	fs.Uint64Var(&c.chaos.Seed, "chaos-seed", 1, "seed of the random faults: the same seed and requests meet the same faults")
 	fs.DurationVar(&c.chaos.Stall, "chaos-stall", 3*time.Second, "how long the stall and stall-mid faults hold an answer")
@@ -119,7 +127,7 @@ func run(args []string) error {
 			continue
 		}
 		s, err := fakeprovider.New(fakeprovider.Options{
-			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults, Usage: cfg.usage, Chaos: cfg.chaos,
+			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults, Usage: cfg.usage, Drops: cfg.drops, Chaos: cfg.chaos,
 			CertAuth: cfg.tls.ClientCAFile != "",
 		})
 		if err != nil {
@@ -136,7 +144,7 @@ func run(args []string) error {
 		}
 		listeners = append(listeners, l)
 		slog.Info("fake provider serving", "dialect", srv.dialect, "base_url", l.BaseURL, "key_required", srv.key != "" && cfg.tls.ClientCAFile == "",
-			"client_cert_required", cfg.tls.ClientCAFile != "", "usage", cfg.usage.String(), "chaos_rate", cfg.chaos.Rate, "chaos_seed", cfg.chaos.Seed)
+			"client_cert_required", cfg.tls.ClientCAFile != "", "usage", cfg.usage.String(), "drops", cfg.drops.String(), "chaos_rate", cfg.chaos.Rate, "chaos_seed", cfg.chaos.Seed)
 	}
 	<-ctx.Done()
 	slog.Info("fake provider shutting down")

@@ -48,6 +48,12 @@ Usage:
   pistrac catalog [-format text|json] (POLICYDIR | -bundle FILE)
         every routable channel with the provenance and age of its claim,
         and (text) every model with the routes it answers on
+  pistrac probe -provider P -channel C [-model M] [-o FILE] [-yes] (POLICYDIR | -bundle FILE)
+        observe which capabilities the live endpoint of a provider_compat
+        channel honours: prints the calls and their token estimate, asks
+        (unless -yes), makes them, and writes the findings as a dated
+        overlay (default POLICYDIR/probe-P-C.cue) with the evidence per
+        capability
   pistrac test [-update] [-v] POLICYDIR
         run the policy's golden routing cases (POLICYDIR/tests/*.cue) with
         the gateway's own decision; a failing case prints its file:line,
@@ -65,9 +71,12 @@ Exit status:
   1  build, check, explain, catalog: the policy has errors (check -strict:
      or warnings), or explain's query has no plan; diff: plans or settings
      (keys, profiles, budgets, rules, providers, ...) changed; test: a case
-     failed
+     failed; probe: the endpoint drops a capability the channel's current
+     claim preserves (a regression, named on stderr)
   2  usage error, unreadable input or output, or (diff) a side that does
-     not load, or (test) a policy or case file that does not load
+     not load, or (test) a policy or case file that does not load, or
+     (probe) the calls were declined or the endpoint could not be probed
+     (down, busy, or refusing a plain request): nothing written
 `
 
 func main() {
@@ -94,6 +103,7 @@ var commands = []command{
 	{"explain", (*cli).explain},
 	{"diff", (*cli).diff},
 	{"catalog", (*cli).catalog},
+	{"probe", (*cli).probe},
 	{"test", (*cli).test},
 	{"caps", (*cli).caps},
 	{"hash-key", (*cli).hashKey},

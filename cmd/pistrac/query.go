@@ -29,7 +29,7 @@ func (c *cli) explain(args []string) int {
 		return status
 	}
 	var err error
-	if q.Caps, err = parseCaps(*caps); err != nil {
+	if q.Caps, err = plan.ParseCaps(*caps); err != nil {
 		return c.usageError("explain", "%v", err)
 	}
 	q.Route = plan.Route(*route)
@@ -150,23 +150,6 @@ func (c *cli) hashKey(args []string) int {
 	sum := sha256.Sum256([]byte(key))
 	fmt.Fprintf(c.stdout, "sha256:%s\n", hex.EncodeToString(sum[:]))
 	return exitOK
-}
-
-// parseCaps reads a comma-separated capability list.
-func parseCaps(list string) (plan.CapSet, error) {
-	var set plan.CapSet
-	for name := range strings.SplitSeq(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		cp, ok := plan.ParseCap(name)
-		if !ok {
-			return 0, fmt.Errorf("unknown capability %q (known: %s)", name, strings.Join(plan.CapNames(), ", "))
-		}
-		set |= plan.Of(cp)
-	}
-	return set, nil
 }
 
 func routeNames() []string {

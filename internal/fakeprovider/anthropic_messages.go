@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 const (
@@ -123,21 +125,23 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 	if err != nil {
 		return nil, badRequest(err.Error(), "")
 	}
-	format, apiErr := req.anthropicFormat()
+	format, apiErr := x.messagesFormat(req)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	call, choice, err := req.toolCall(conv.afterToolResult)
+	call, choice, err := x.toolCall(req, conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest("tool_choice: "+err.Error(), "")
 	}
-	thinking := req.Thinking != nil && (req.Thinking.Type == "enabled" || req.Thinking.Type == "adaptive")
+	thinking := !x.dropped(plan.CapExtendedThinking) && req.Thinking != nil &&
+		(req.Thinking.Type == "enabled" || req.Thinking.Type == "adaptive")
 	forced := choice.mode == choiceRequired || choice.mode == choiceNamed
 	if thinking && forced {
 		return nil, badRequest("Thinking may not be enabled when tool_choice forces tool use.", "")
 	}
-	cached := x.usage.Split || bytes.Contains(x.body, []byte(`"cache_control"`))
+	cached := !x.dropped(plan.CapPromptCaching) && (x.usage.Split || bytes.Contains(x.body, []byte(`"cache_control"`)))
 	t := &messageTurn{id: x.s.newID("msg_"), model: req.Model, usage: newAnthropicUsage(conv.textBytes, cached)}
+	t.usage.plain = x.dropped(plan.CapUsageDetails)
 	plan := answerPlan{lastUser: conv.lastUser, stops: req.StopSequences, budget: *req.MaxTokens, call: call, forced: forced, format: format}
 	if thinking && !t.think(&plan) {
 		t.stopReason = "max_tokens"
@@ -148,6 +152,15 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 		t.usage.output += t.blocks[i].tokens()
 	}
 	return t, nil
+}
+
+// messagesFormat reads output_config.format, which a server dropping
+// structured output ignores.
+func (x *exchange) messagesFormat(req *wireRequest) (outputFormat, *apiError) {
+	if x.dropped(plan.CapStructuredOutput) {
+		return outputFormat{kind: formatText}, nil
+	}
+	return req.anthropicFormat()
 }
 
 // answerPlan is what the visible answer follows.

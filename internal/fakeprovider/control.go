@@ -12,6 +12,8 @@ import (
 //	POST /_fake/faults    replace the faults (a Faults JSON object)
 //	GET  /_fake/usage     the Usage in force, as {"usage":"split,every-chunk"}
 //	POST /_fake/usage     replace it (the same object)
+//	GET  /_fake/drops     the capabilities dropped, as {"drops":"strict_tools,audio_input"}
+//	POST /_fake/drops     replace them (the same object)
 //	GET  /_fake/requests  the recorded calls, oldest first
 //	POST /_fake/reset     forget recorded calls, zero the call count
 //	GET  /_fake/chaos     the faults Chaos injected, by kind, and the call count
@@ -29,6 +31,10 @@ type chaosJSON struct {
 
 type usageJSON struct {
 	Usage Usage `json:"usage"`
+}
+
+type dropsJSON struct {
+	Drops Drops `json:"drops"`
 }
 
 type recordedJSON struct {
@@ -56,6 +62,13 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		var u usageJSON
 		if decodeControl(w, r, &u, func() error { s.SetUsage(u.Usage); return nil }) {
 			writeControlJSON(w, http.StatusOK, usageJSON{Usage: s.Usage()})
+		}
+	case "GET drops":
+		writeControlJSON(w, http.StatusOK, dropsJSON{Drops: s.Drops()})
+	case "POST drops":
+		var d dropsJSON
+		if decodeControl(w, r, &d, func() error { s.SetDrops(d.Drops); return nil }) {
+			writeControlJSON(w, http.StatusOK, dropsJSON{Drops: s.Drops()})
 		}
 	case "GET requests":
 		recs := s.Requests()

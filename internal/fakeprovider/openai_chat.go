@@ -3,6 +3,8 @@ package fakeprovider
 import (
 	"strconv"
 	"time"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 const systemFingerprint = "fp_fakeprovider"
@@ -80,7 +82,7 @@ func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	if err := validateChatRequest(req); err != nil {
 		return nil, err
 	}
-	t := &chatTurn{openAIHead: x.s.newOpenAIHead("chatcmpl-", req), usageDetails: !x.compat}
+	t := &chatTurn{openAIHead: x.s.newOpenAIHead("chatcmpl-", req), usageDetails: !x.dropped(plan.CapUsageDetails)}
 	t.streamUsage = x.usage.ChatStream
 	n, apiErr := x.choiceCount(req)
 	if apiErr != nil {
@@ -99,18 +101,20 @@ func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	call, choice, err := req.toolCall(conv.afterToolResult)
+	call, choice, err := x.toolCall(req, conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
 	}
 	t.call = call
+	if apiErr := x.hearAudio(&conv); apiErr != nil {
+		return nil, apiErr
+	}
 	reasoning, limit := 0, firstSet(req.MaxCompletionTokens, req.MaxTokens)
-	if !x.compat { // Anthropic's compatible layer ignores reasoning_effort.
+	if !x.dropped(plan.CapExtendedThinking) {
 		reasoning, limit = x.usage.reasoningBudget(req.ReasoningEffort, limit)
 	}
 	t.rep = format.reply(conv.lastUser, stops, limit)
-	// The compatible layer reports no breakdowns, split or not.
-	t.usage = newOpenAIUsage(conv.textBytes, x.usage.Split && !x.compat)
+	t.usage = x.chatUsage(&conv)
 	t.perChoice, t.finish = t.rep.tokens(), t.rep.finish()
 	if call != nil {
 		t.perChoice = t.answerWithCall(x.s, choice)
@@ -120,10 +124,10 @@ func (x *exchange) newChatTurn(req *wireRequest) (*chatTurn, *apiError) {
 	return t, nil
 }
 
-// chatFormat reads response_format, which Anthropic's compatible layer
-// ignores.
+// chatFormat reads response_format, which a server dropping structured
+// output ignores.
 func (x *exchange) chatFormat(req *wireRequest, conv *conversation) (outputFormat, *apiError) {
-	if x.compat {
+	if x.dropped(plan.CapStructuredOutput) {
 		return outputFormat{kind: formatText}, nil
 	}
 	f, err := readFormat(req.ResponseFormat, "response_format", true)
@@ -133,14 +137,14 @@ func (x *exchange) chatFormat(req *wireRequest, conv *conversation) (outputForma
 	return f, err
 }
 
-// choiceCount returns n: 1..128 for OpenAI, exactly 1 on Anthropic's
-// compatible layer.
+// choiceCount returns n: 1..128 for OpenAI, exactly 1 on a server dropping
+// multiple choices (Anthropic's compatible layer among them).
 func (x *exchange) choiceCount(req *wireRequest) (int, *apiError) {
 	n, err := req.choiceCount()
 	switch {
 	case err != nil:
 		return 0, badRequest(err.Error(), "n")
-	case x.compat && n != 1:
+	case x.dropped(plan.CapMultiChoice) && n != 1:
 		return 0, badRequest("n: only n=1 is supported, got "+strconv.Itoa(n), "n")
 	}
 	return n, nil

@@ -100,6 +100,8 @@ type conversation struct {
 	// answers in text unless tool_choice forces another call.
 	afterToolResult bool
 	mentionsJSON    bool
+	// audioBytes is the size of the base64 audio in input_audio parts.
+	audioBytes int
 }
 
 func (c *conversation) add(text string) {
@@ -134,6 +136,7 @@ func (r *wireRequest) messagesConversation() (conversation, error) {
 		}
 		c.add(ct.text)
 		c.said(m.Role, ct.own)
+		c.audioBytes += ct.audioBytes
 		c.afterToolResult = m.Role == "tool" || m.Role == "function" || ct.toolResult
 	}
 	c.textBytes += len(r.Tools)
@@ -181,6 +184,7 @@ func (r *wireRequest) responsesConversation() (conversation, error) {
 type content struct {
 	text, own  string
 	toolResult bool
+	audioBytes int
 }
 
 // contentText reads a content value: a string, or an array of parts or
@@ -199,6 +203,10 @@ func contentText(raw json.RawMessage) (content, error) {
 		Type    string          `json:"type"`
 		Text    string          `json:"text"`
 		Content json.RawMessage `json:"content"`
+		// InputAudio is Chat's audio part.
+		InputAudio struct {
+			Data string `json:"data"`
+		} `json:"input_audio"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return content{}, errors.New("must be a string or an array of content parts")
@@ -215,6 +223,9 @@ func contentText(raw json.RawMessage) (content, error) {
 			text = nested.text
 		}
 		appendWords(&all, text)
+		if p.Type == "input_audio" {
+			c.audioBytes += len(p.InputAudio.Data)
+		}
 		if p.Type == "tool_result" {
 			c.toolResult = true
 		} else {

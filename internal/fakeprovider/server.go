@@ -2,9 +2,10 @@
 // Anthropic APIs. It speaks their wire formats closely enough for the
 // official SDKs, reports realistic usage (every breakdown, or other
 // servers' stream shapes, on demand: see Usage), answers structured output
-// with JSON that follows the requested schema, records what it receives and
-// injects faults on demand. pistra's end-to-end tests, load benchmark and
-// `make run` use it as the upstream.
+// with JSON that follows the requested schema, records what it receives,
+// injects faults and drops capabilities as a compatibility endpoint does
+// (see Drops), on demand. pistra's end-to-end tests, load benchmark,
+// `pistrac probe`'s tests and `make run` use it as the upstream.
 //
 // An Anthropic-dialect server also answers POST /v1/chat/completions the way
 // Anthropic's OpenAI-compatible layer does: OpenAI's wire format under
@@ -48,6 +49,8 @@ type Options struct {
 	Faults Faults
 	// Usage shapes reported usage from the start; SetUsage changes it.
 	Usage Usage
+	// Drops are dropped from the start; SetDrops changes them.
+	Drops Drops
 	// CertAuth authenticates callers by client certificate instead of a
 	// key, as a trust-domain pool behind mutual TLS does: a call must come
 	// through ListenTLS with a verified certificate, and Key is not read.
@@ -70,6 +73,7 @@ type Server struct {
 	models   []string
 	faults   faultState
 	usage    atomic.Pointer[Usage]
+	drops    atomic.Uint32
 	chaos    atomic.Pointer[chaosState]
 	rec      recorder
 	calls    atomic.Int64
@@ -97,6 +101,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.faults.set(opts.Faults)
 	s.SetUsage(opts.Usage)
+	s.SetDrops(opts.Drops)
 	if err := s.SetChaos(opts.Chaos); err != nil {
 		return nil, fmt.Errorf("fakeprovider: %w", err)
 	}
@@ -137,10 +142,8 @@ func (s *Server) Faults() Faults { return s.faults.get() }
 
 // openAICompatPath is where Anthropic serves its OpenAI-compatible Chat
 // Completions. There it takes the OpenAI SDK's Bearer key (and only that),
-// needs no anthropic-version, answers and fails in OpenAI's shapes, and departs from OpenAI's rules as its documentation lists: n must
-// be 1, reasoning_effort is ignored, usage carries no detail breakdowns.
-// Everything else it ignores (strict, response_format, audio, temperature
-// above 1) the fake ignores on either dialect.
+// needs no anthropic-version, answers and fails in OpenAI's shapes, and
+// drops every capability (see Drops), as its documentation lists.
 const openAICompatPath = "/v1/chat/completions"
 
 // exchange is one API call in flight.
@@ -155,6 +158,7 @@ type exchange struct {
 	faults    Faults
 	active    *activeFaults
 	usage     Usage
+	drops     Drops
 	// compat marks a call to an Anthropic server's OpenAI-compatible layer.
 	compat bool
 }
@@ -199,6 +203,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	usage, usageErr := s.usageFor(r.Header)
 	x.usage = usage
+	x.drops = s.dropsFor(x.compat)
 	switch {
 	case fail:
 		x.fail(injectedError(f))

@@ -15,24 +15,27 @@ type wireTool struct {
 	Name        string          `json:"name"`
 	Parameters  json.RawMessage `json:"parameters"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	Strict      bool            `json:"strict"`
 	Function    *struct {
 		Name       string          `json:"name"`
 		Parameters json.RawMessage `json:"parameters"`
+		Strict     bool            `json:"strict"`
 	} `json:"function"`
 }
 
-// callable returns the name and argument schema of a tool the fake can call:
-// client-defined functions, not custom or server tools.
-func (t wireTool) callable() (name string, schema json.RawMessage, ok bool) {
+// callable returns the name and argument schema of a tool the fake can call
+// (client-defined functions, not custom or server tools) and whether it
+// asks for strict arguments.
+func (t wireTool) callable() (name string, schema json.RawMessage, strict, ok bool) {
 	switch {
 	case t.Type == "function" && t.Function != nil:
-		return t.Function.Name, t.Function.Parameters, t.Function.Name != ""
+		return t.Function.Name, t.Function.Parameters, t.Function.Strict, t.Function.Name != ""
 	case t.Type == "function":
-		return t.Name, t.Parameters, t.Name != ""
+		return t.Name, t.Parameters, t.Strict, t.Name != ""
 	case t.Type == "" || t.Type == "custom":
-		return t.Name, t.InputSchema, t.Name != "" && t.InputSchema != nil
+		return t.Name, t.InputSchema, t.Strict, t.Name != "" && t.InputSchema != nil
 	}
-	return "", nil, false
+	return "", nil, false, false
 }
 
 // Tool choice modes, common to both dialects.
@@ -92,6 +95,8 @@ func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
 type toolCall struct {
 	name      string
 	arguments string // a JSON object
+	// strict: the tool asked for arguments held to its schema.
+	strict bool
 }
 
 func (c *toolCall) tokens() int { return textTokens(c.name) + textTokens(c.arguments) }
@@ -130,9 +135,9 @@ func chooseTool(tools json.RawMessage, choice toolChoice) (*toolCall, error) {
 		return nil, nil
 	}
 	for _, t := range list {
-		name, schema, ok := t.callable()
+		name, schema, strict, ok := t.callable()
 		if ok && (choice.mode != choiceNamed || name == choice.name) {
-			return &toolCall{name: name, arguments: toolArguments(schema)}, nil
+			return &toolCall{name: name, arguments: toolArguments(schema), strict: strict}, nil
 		}
 	}
 	if choice.mode == choiceNamed {

@@ -1,10 +1,20 @@
 package fakeprovider
 
 // openAIUsage is the token accounting of an OpenAI-dialect answer. Cached
-// tokens are part of prompt, reasoning tokens part of completion, as OpenAI
-// counts them.
+// and audio tokens are part of prompt, reasoning tokens part of completion,
+// as OpenAI counts them.
 type openAIUsage struct {
-	prompt, cached, completion, reasoning int
+	prompt, cached, audio, completion, reasoning int
+}
+
+// heard adds the audio of base64Bytes of input_audio data to the prompt, at
+// a token per 64 base64 characters (a made-up rate: the real ones are per
+// second of sound).
+func (u *openAIUsage) heard(base64Bytes int) {
+	if base64Bytes > 0 {
+		u.audio = max(1, base64Bytes/64)
+		u.prompt += u.audio
+	}
 }
 
 // newOpenAIUsage counts a prompt of textBytes. split reports a cache hit on
@@ -50,7 +60,9 @@ func appendChatUsage(b []byte, u openAIUsage, details bool) []byte {
 	if details {
 		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 		b = appendInt(b, u.cached)
-		b = append(b, `,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":`...)
+		b = append(b, `,"audio_tokens":`...)
+		b = appendInt(b, u.audio)
+		b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
 		b = appendInt(b, u.reasoning)
 		b = append(b, `,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}`...)
 	}
@@ -76,6 +88,9 @@ func appendResponsesUsage(b []byte, u openAIUsage) []byte {
 // OpenAI, input excludes the cache reads and writes; output includes thinking.
 type anthropicUsage struct {
 	input, cacheCreation, cacheRead, output, thinking int
+	// plain writes the input and output counts alone, as a server dropping
+	// usage_details does: no cache fields, no output details.
+	plain bool
 }
 
 // newAnthropicUsage splits a prompt of textBytes. When the request marks
@@ -116,18 +131,20 @@ func appendAnthropicUsage(b []byte, u anthropicUsage, shape anthropicUsageShape)
 	}
 	b = append(b, `{"input_tokens":`...)
 	b = appendInt(b, u.input)
-	b = append(b, `,"cache_creation_input_tokens":`...)
-	b = appendInt(b, u.cacheCreation)
-	b = append(b, `,"cache_read_input_tokens":`...)
-	b = appendInt(b, u.cacheRead)
-	if shape != usageDelta {
+	if !u.plain {
+		b = append(b, `,"cache_creation_input_tokens":`...)
+		b = appendInt(b, u.cacheCreation)
+		b = append(b, `,"cache_read_input_tokens":`...)
+		b = appendInt(b, u.cacheRead)
+	}
+	if shape != usageDelta && !u.plain {
 		b = append(b, `,"cache_creation":{"ephemeral_5m_input_tokens":`...)
 		b = appendInt(b, u.cacheCreation)
 		b = append(b, `,"ephemeral_1h_input_tokens":0}`...)
 	}
 	b = append(b, `,"output_tokens":`...)
 	b = appendInt(b, output)
-	if shape != usageStart && u.thinking > 0 {
+	if shape != usageStart && u.thinking > 0 && !u.plain {
 		b = append(b, `,"output_tokens_details":{"thinking_tokens":`...)
 		b = appendInt(b, u.thinking)
 		b = append(b, '}')

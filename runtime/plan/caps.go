@@ -49,6 +49,25 @@ func ParseCap(name string) (Cap, bool) {
 	return 0, false
 }
 
+// ParseCaps reads a comma-separated list of capability names (spaces
+// around a name and empty items are ignored), as the command lines take
+// one.
+func ParseCaps(list string) (CapSet, error) {
+	var set CapSet
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		c, ok := ParseCap(name)
+		if !ok {
+			return 0, fmt.Errorf("unknown capability %q (known: %s)", name, strings.Join(CapNames(), ", "))
+		}
+		set |= Of(c)
+	}
+	return set, nil
+}
+
 // CapSet is a bitmask of capabilities.
 type CapSet uint32
 

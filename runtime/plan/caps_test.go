@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,20 @@ func TestCapSetRefusesUnknownNames(t *testing.T) {
 	}
 	if got := Cap(numCaps).String(); got != "cap(7)" {
 		t.Errorf("an unnamed cap reads %q", got)
+	}
+}
+
+// TestParseCaps: a comma-separated list, spaces and empty items ignored;
+// an unknown name is refused with the names known.
+func TestParseCaps(t *testing.T) {
+	got, err := ParseCaps(" multi_choice,, strict_tools ")
+	if err != nil || got != Of(CapMultiChoice, CapStrictTools) {
+		t.Errorf("ParseCaps: %v, %v", got, err)
+	}
+	if got, err := ParseCaps(""); err != nil || got != 0 {
+		t.Errorf("empty: %v, %v", got, err)
+	}
+	if _, err := ParseCaps("strict_tools,telepathy"); err == nil || !strings.Contains(err.Error(), `unknown capability "telepathy" (known: strict_tools,`) {
+		t.Errorf("unknown: %v", err)
 	}
 }
