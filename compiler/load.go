@@ -222,10 +222,18 @@ func (l *loaded) inPolicy(p token.Pos) bool {
 // operator's files) into ours, one per problem, positions in policy files.
 func (l *loaded) cueErrors(err error) Errors {
 	var out Errors
-	var lists []string // lists split over files, reported once each
+	var lists []string // lists split over files and preset claims, reported once each
 	errs := cueerrors.Errors(err)
 	for _, e := range errs {
-		if list, at := l.splitList(e); len(at) > 0 && !slices.Contains(lists, pathString(list)) {
+		if ch, at, preset := l.presetClaim(e); len(at) > 0 && !slices.Contains(lists, pathString(ch)+"."+claimFields[0]) {
+			for _, f := range claimFields {
+				lists = append(lists, pathString(ch)+"."+f)
+			}
+			out = append(out, presetClaimError(ch, at, preset))
+		}
+	}
+	for _, e := range errs {
+		if list, at := l.splitList(e); len(at) > 0 && !under(lists, cuePathString(e.Path())) && !slices.Contains(lists, pathString(list)) {
 			lists = append(lists, pathString(list))
 			out = append(out, splitListError(list, at))
 		}
@@ -234,13 +242,18 @@ func (l *loaded) cueErrors(err error) Errors {
 		path := cuePathString(e.Path())
 		// Everything else wrong inside a split list (a length mismatch,
 		// the other elements) is the same problem.
-		if !slices.ContainsFunc(lists, func(list string) bool {
-			return path == list || strings.HasPrefix(path, list+"[") || strings.HasPrefix(path, list+".")
-		}) {
+		if !under(lists, path) {
 			out = append(out, l.cueError(e, path))
 		}
 	}
 	return out
+}
+
+// under reports whether path is one of lists or inside one.
+func under(lists []string, path string) bool {
+	return slices.ContainsFunc(lists, func(list string) bool {
+		return path == list || strings.HasPrefix(path, list+"[") || strings.HasPrefix(path, list+".")
+	})
 }
 
 // splitList recognizes a conflict inside a list written in more than one

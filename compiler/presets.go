@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/token"
 
@@ -88,4 +90,58 @@ func (l *loaded) presetRel(name string) (string, bool) {
 		return "", false
 	}
 	return strings.CutPrefix(filepath.ToSlash(rel), presetDir)
+}
+
+// claimFields are a channel's claim: what an overlay replaces.
+var claimFields = []string{"preserves", "verified_at", "verified_by"}
+
+// presetClaim recognizes a conflict with a preset's claim: the operator
+// wrote a claim field of a channel a preset declares, which CUE unifies
+// with the preset's rather than replacing it. It returns the channel's
+// path, the positions (the operator's first) and the preset, or no path.
+func (l *loaded) presetClaim(e cueerrors.Error) (cue.Path, []Pos, string) {
+	sels := cueSelectors(e.Path())
+	if len(sels) < 5 || sels[0].String() != "providers" || sels[2].String() != "channels" ||
+		sels[4].LabelType() != cue.StringLabel || !slices.Contains(claimFields, sels[4].Unquoted()) {
+		return cue.Path{}, nil, ""
+	}
+	var preset string
+	var own, theirs []Pos
+	at := append([]token.Pos{e.Position()}, e.InputPositions()...)
+	// A list's length conflict names only one side; the conjuncts of the
+	// field name both.
+	if op, parts := l.inst.LookupPath(cue.MakePath(sels[:5]...)).Expr(); op == cue.AndOp {
+		for _, part := range parts {
+			at = append(at, part.Pos())
+		}
+	}
+	for _, p := range at {
+		switch name := l.presetOf(p); {
+		case name != "":
+			preset, theirs = name, appendPos(theirs, l.pos(p))
+		case l.inPolicy(p):
+			own = appendPos(own, l.pos(p))
+		}
+	}
+	if preset == "" || len(own) == 0 {
+		return cue.Path{}, nil, ""
+	}
+	return cue.MakePath(sels[:4]...), append(own, theirs...), preset
+}
+
+func appendPos(ps []Pos, p Pos) []Pos {
+	if containsPos(ps, p) {
+		return ps
+	}
+	return append(ps, p)
+}
+
+// presetClaimError says how a preset's claim is overridden.
+func presetClaimError(channel cue.Path, at []Pos, preset string) Error {
+	sels := channel.Selectors()
+	prov, ch := sels[1].String(), sels[3].String()
+	return Error{Pos: at[0], Also: at[1:], Path: pathString(channel), Msg: fmt.Sprintf(
+		"the claim on this channel is the preset's (presets.%s), and a claim written over it conflicts; "+
+			"replace it in an overlay instead: overlays: \"<name>\": claims: %s: %s: {preserves: [...], verified_at: \"YYYY-MM-DD\", verified_by: \"<page or probe>\"}",
+		preset, prov, ch)}
 }
