@@ -112,10 +112,7 @@ func (c *compiler) overridable(at cue.Path, name, prov, ch string, p srcProvider
 // overrode, next in line first. A winner older than claim_max_age_days
 // is a warning at its date.
 func (c *compiler) winningClaim(prov, ch string, base layer, overlays []layer) (plan.Claim, []plan.Claim) {
-	layers := append([]layer{base}, overlays...)
-	// Stable: among claims of one date the base stays first and the
-	// overlays keep their name order, so the last is the winner.
-	slices.SortStableFunc(layers, func(a, b layer) int { return strings.Compare(a.claim.VerifiedAt, b.claim.VerifiedAt) })
+	layers := ordered(base, overlays)
 	win := layers[len(layers)-1]
 	var overrode []plan.Claim
 	for i := len(layers) - 2; i >= 0; i-- {
@@ -123,6 +120,15 @@ func (c *compiler) winningClaim(prov, ch string, base layer, overlays []layer) (
 	}
 	c.warnStale(prov, ch, win)
 	return win.claim, overrode
+}
+
+// ordered layers a channel's own claim under the overlays' claims on it
+// (given in name order), the winner last. Stable: among claims of one date
+// the base stays first and the overlays keep their name order.
+func ordered(base layer, overlays []layer) []layer {
+	layers := append([]layer{base}, overlays...)
+	slices.SortStableFunc(layers, func(a, b layer) int { return strings.Compare(a.claim.VerifiedAt, b.claim.VerifiedAt) })
+	return layers
 }
 
 // warnStale reports a winning claim verified more than claim_max_age_days

@@ -172,9 +172,9 @@ func TestCaps(t *testing.T) {
 	}
 }
 
-// TestCatalogOverlay: an overlay's claim wins over the catalog file's, and
-// the report says whose claim won, how old it is and what it overrode.
-func TestCatalogOverlay(t *testing.T) {
+// withOverlay is the default policy with an overlay claiming for its
+// compat channel, in probe.cue.
+func withOverlay(t *testing.T) string {
 	dir := copyPolicy(t)
 	overlay := `package pistra
 
@@ -187,6 +187,31 @@ overlays: "probe-compat": claims: "fake-anthropic": "openai-compat": {
 	if err := os.WriteFile(filepath.Join(dir, "probe.cue"), []byte(overlay), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// TestDiffPlacesAnOverlay: a claim an overlay changes is placed in the
+// overlay, where the change was made, not at the claim it replaced.
+func TestDiffPlacesAnOverlay(t *testing.T) {
+	dir := withOverlay(t)
+	r := pistrac(t, "", "diff", defaultPolicy, dir)
+	r.want(t, exitFail)
+	probe := regexp.QuoteMeta(filepath.Join(dir, "probe.cue"))
+	for _, want := range []string{
+		`~ fake-anthropic/openai-compat: preserves: none -> multi_choice\n      at ` + probe + `:4:`,
+		`~ fake-anthropic/openai-compat: origin: catalog.cue -> overlay:probe-compat\n      at ` + probe + `:3:`,
+		`~ fake-anthropic/openai-compat: verified_at: 2026-11-20 -> 2026-12-10\n      at ` + probe + `:5:`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.stdout) {
+			t.Errorf("diff lacks %s:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// TestCatalogOverlay: an overlay's claim wins over the catalog file's, and
+// the report says whose claim won, how old it is and what it overrode.
+func TestCatalogOverlay(t *testing.T) {
+	dir := withOverlay(t)
 	var out bytes.Buffer
 	c := &cli{stdout: &out, stderr: &out, now: func() time.Time { return time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC) }}
 	if code := c.dispatch([]string{"catalog", "-format", "json", dir}); code != exitOK {
