@@ -164,7 +164,7 @@ func packagePos(f *ast.File) token.Pos {
 // directory lives and whichever pistrac built it.
 func (l *loaded) sourceHash() string {
 	h := sha256.New()
-	for _, f := range append(l.files, l.presets...) { // sorted: os.ReadDir sorts by name, presets by import path
+	for _, f := range slices.Concat(l.files, l.presets) { // sorted: os.ReadDir sorts by name, presets by import path
 		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Src))
 		h.Write(f.Src)
 	}
