@@ -55,6 +55,7 @@ var tourChecks = []struct{ block, output string }{
 	{`presets.gemini & {`, "Pistra-Channel-Origin: preset:gemini"},
 	{`overlays: "gemini-seen"`, `"code":"fidelity_loss"`},
 	{`overlays: "gemini-seen"`, "overlay:gemini-seen"},
+	{`overlays: "gemini-seen"`, `"origin":"preset:gemini"`},
 }
 
 // TestReadmeTour runs the README's tour top to bottom, as written, against
