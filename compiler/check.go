@@ -41,6 +41,7 @@ func (c *compiler) check() {
 	for _, name := range sortedKeys(c.src.Pools) {
 		c.checkPool(name, c.src.Pools[name])
 	}
+	c.checkOverlays()
 	c.checkPolicy()
 }
 
@@ -290,11 +291,8 @@ func (c *compiler) checkClaim(at cue.Path, field func(string) cue.Path, ch srcCh
 	c.caps(field("preserves"), ch.Preserves)
 	if ch.VerifiedAt == nil {
 		c.labelErrorf(at, "a provider_compat channel's claim must be dated: verified_at is missing (YYYY-MM-DD)")
-	} else if d, err := time.Parse(isoDate, *ch.VerifiedAt); err != nil {
-		c.errorf(field("verified_at"), "verified_at %q is not a date (YYYY-MM-DD)", *ch.VerifiedAt)
-	} else if d.After(now().UTC().AddDate(0, 0, 1)) {
-		// A day of slack: the operator's today may be UTC's tomorrow.
-		c.warnf(field("verified_at"), "verified_at %s is in the future: a claim is dated by the day it was read", *ch.VerifiedAt)
+	} else {
+		c.claimDate(field("verified_at"), *ch.VerifiedAt)
 	}
 	if ch.VerifiedBy == nil || strings.TrimSpace(*ch.VerifiedBy) == "" {
 		c.labelErrorf(at, "a provider_compat channel's claim must cite its source: verified_by is missing (the page or probe it was read from)")
@@ -303,6 +301,16 @@ func (c *compiler) checkClaim(at cue.Path, field func(string) cue.Path, ch srcCh
 	}
 	if ch.Origin != nil {
 		c.textSecret(field("origin"), "origin", *ch.Origin, "shown to API clients with the claim")
+	}
+}
+
+// claimDate checks a claim's verified_at, wherever the claim is made.
+func (c *compiler) claimDate(at cue.Path, date string) {
+	if d, err := time.Parse(isoDate, date); err != nil {
+		c.errorf(at, "verified_at %q is not a date (YYYY-MM-DD)", date)
+	} else if d.After(c.today.AddDate(0, 0, 1)) {
+		// A day of slack: the operator's today may be UTC's tomorrow.
+		c.warnf(at, "verified_at %s is in the future: a claim is dated by the day it was read", date)
 	}
 }
 

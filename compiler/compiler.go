@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"cuelang.org/go/cue"
 
@@ -34,14 +35,21 @@ func Compile(dir string) (*plan.Graph, error) {
 // (sorted by position, each with Warning set). A refused policy returns
 // its errors only, since what an error breaks often looks dead as well.
 func CompileWithWarnings(dir string) (*plan.Graph, Errors, error) {
-	g, c, err := compile(dir)
+	return CompileWithWarningsAt(dir, now())
+}
+
+// CompileWithWarningsAt is CompileWithWarnings with claims dated against
+// today instead of the clock (a claim verified too long ago, or in the
+// future, is a warning), so a test's warnings do not change as days pass.
+func CompileWithWarningsAt(dir string, today time.Time) (*plan.Graph, Errors, error) {
+	g, c, err := compile(dir, today)
 	if err != nil {
 		return nil, nil, err
 	}
 	return g, c.warns.sort(), nil
 }
 
-func compile(dir string) (*plan.Graph, *compiler, error) {
+func compile(dir string, today time.Time) (*plan.Graph, *compiler, error) {
 	l, quoted := loadDir(dir)
 	if l == nil {
 		return nil, nil, append(quoted.sort(), Error{Msg: notChecked})
@@ -53,7 +61,7 @@ func compile(dir string) (*plan.Graph, *compiler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &compiler{l: l, src: src, g: &plan.Graph{SourceHash: l.sourceHash()}}
+	c := &compiler{l: l, src: src, g: &plan.Graph{SourceHash: l.sourceHash()}, today: today.UTC()}
 	// Checks, resolution and CEL read the same decoded document and do not
 	// depend on each other's success, so all their errors are reported
 	// together; planning needs all three to have succeeded.
@@ -112,6 +120,10 @@ type compiler struct {
 	// warns is dead policy, reported only when errs stays empty.
 	warns Errors
 	cat   catalog
+	// today is the day claims are dated against.
+	today time.Time
+	// overlays holds the overlays' claims by provider and channel.
+	overlays map[[2]string][]layer
 	// exprs indexes Graph.CEL by kind and source; profileRules holds each
 	// profile's compiled rules until its plan.Profile is built.
 	exprs        map[string]int

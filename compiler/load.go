@@ -29,6 +29,8 @@ type loaded struct {
 	dir    string // as the operator gave it
 	absDir string
 	files  []policyFile
+	// presets are the presets' files when the policy imports them.
+	presets []policyFile
 	// inst is the operator's value alone; unified is inst & #Policy.
 	inst, unified cue.Value
 	schema        cue.Value
@@ -59,7 +61,15 @@ func loadDir(dir string) (*loaded, Errors) {
 		overlay[filepath.Join(abs, f.Name)] = load.FromBytes(f.Src)
 		args[i] = "./" + f.Name
 	}
-	bi := load.Instances(args, &load.Config{Dir: abs, Overlay: overlay})[0]
+	overlayPresets(abs, overlay)
+	bi := load.Instances(args, &load.Config{Dir: abs, ModuleRoot: abs, Overlay: overlay})[0]
+	imports, errs := l.importsPresets(bi.Files)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if imports {
+		l.presets = presetFiles()
+	}
 	if bi.Err != nil {
 		return nil, l.cueErrors(bi.Err)
 	}
@@ -149,11 +159,12 @@ func packagePos(f *ast.File) token.Pos {
 	return f.Pos()
 }
 
-// sourceHash is a SHA-256 over every file's name and content, so a bundle
-// names the policy it came from wherever the directory lives.
+// sourceHash is a SHA-256 over every file's name and content, the imported
+// presets' included, so a bundle names the policy it came from wherever the
+// directory lives and whichever pistrac built it.
 func (l *loaded) sourceHash() string {
 	h := sha256.New()
-	for _, f := range l.files { // sorted: os.ReadDir sorts by name
+	for _, f := range slices.Concat(l.files, l.presets) { // sorted: os.ReadDir sorts by name, presets by import path
 		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Src))
 		h.Write(f.Src)
 	}
@@ -175,6 +186,9 @@ func (l *loaded) displayName(name string) string {
 	if !filepath.IsAbs(name) {
 		return filepath.Join(l.dir, name)
 	}
+	if rel, ok := l.presetRel(name); ok {
+		return rel
+	}
 	if rel, err := filepath.Rel(l.absDir, name); err == nil && !strings.HasPrefix(rel, "..") {
 		return filepath.Join(l.dir, rel)
 	}
@@ -185,6 +199,9 @@ func (l *loaded) displayName(name string) string {
 // origin of a compat channel's claim.
 func (l *loaded) relName(p token.Pos) string {
 	name := p.Filename()
+	if rel, ok := l.presetRel(name); ok {
+		return rel
+	}
 	if rel, err := filepath.Rel(l.absDir, name); err == nil && filepath.IsAbs(name) {
 		return filepath.ToSlash(rel)
 	}
@@ -205,10 +222,18 @@ func (l *loaded) inPolicy(p token.Pos) bool {
 // operator's files) into ours, one per problem, positions in policy files.
 func (l *loaded) cueErrors(err error) Errors {
 	var out Errors
-	var lists []string // lists split over files, reported once each
+	var lists []string // lists split over files and preset claims, reported once each
 	errs := cueerrors.Errors(err)
 	for _, e := range errs {
-		if list, at := l.splitList(e); len(at) > 0 && !slices.Contains(lists, pathString(list)) {
+		if ch, at, preset := l.presetClaim(e); len(at) > 0 && !slices.Contains(lists, pathString(ch)+"."+claimFields[0]) {
+			for _, f := range claimFields {
+				lists = append(lists, pathString(ch)+"."+f)
+			}
+			out = append(out, presetClaimError(ch, at, preset))
+		}
+	}
+	for _, e := range errs {
+		if list, at := l.splitList(e); len(at) > 0 && !under(lists, cuePathString(e.Path())) && !slices.Contains(lists, pathString(list)) {
 			lists = append(lists, pathString(list))
 			out = append(out, splitListError(list, at))
 		}
@@ -217,13 +242,18 @@ func (l *loaded) cueErrors(err error) Errors {
 		path := cuePathString(e.Path())
 		// Everything else wrong inside a split list (a length mismatch,
 		// the other elements) is the same problem.
-		if !slices.ContainsFunc(lists, func(list string) bool {
-			return path == list || strings.HasPrefix(path, list+"[") || strings.HasPrefix(path, list+".")
-		}) {
+		if !under(lists, path) {
 			out = append(out, l.cueError(e, path))
 		}
 	}
 	return out
+}
+
+// under reports whether path is one of lists or inside one.
+func under(lists []string, path string) bool {
+	return slices.ContainsFunc(lists, func(list string) bool {
+		return path == list || strings.HasPrefix(path, list+"[") || strings.HasPrefix(path, list+".")
+	})
 }
 
 // splitList recognizes a conflict inside a list written in more than one

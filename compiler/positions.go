@@ -1,7 +1,11 @@
 package compiler
 
 import (
+	"slices"
+
 	"cuelang.org/go/cue"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // Source is a loaded policy directory, for tools that point a reader at
@@ -42,7 +46,49 @@ func (s *Source) Pos(elems ...any) Pos {
 			sels = append(sels, path(e).Selectors()...)
 		}
 	}
-	return s.l.at(cue.MakePath(sels...))
+	return s.l.at(s.claimPath(cue.MakePath(sels...)))
+}
+
+// claimPath moves a path into a channel's claim (providers.P.channels.C
+// .preserves, ... .origin) to where the claim that wins is written: the
+// overlay's, when one wins.
+func (s *Source) claimPath(p cue.Path) cue.Path {
+	sels := p.Selectors()
+	if len(sels) != 5 || sels[0].String() != "providers" || sels[2].String() != "channels" || sels[4].LabelType() != cue.StringLabel {
+		return p
+	}
+	field := sels[4].Unquoted()
+	if field != "origin" && !slices.Contains(claimFields, field) {
+		return p
+	}
+	dateOf := func(at cue.Path) layer {
+		d, _ := s.l.inst.LookupPath(at).String()
+		return layer{claim: plan.Claim{VerifiedAt: d}, date: at}
+	}
+	base := dateOf(cue.MakePath(append(sels[:4:4], cue.Str("verified_at"))...))
+	var names []string
+	iter, _ := s.l.inst.LookupPath(path("overlays")).Fields()
+	for iter.Next() {
+		names = append(names, iter.Selector().Unquoted())
+	}
+	slices.Sort(names) // the compiler layers overlays in name order
+	var overlays []layer
+	for _, name := range names {
+		at := cue.MakePath(cue.Str("overlays"), cue.Str(name), cue.Str("claims"), sels[1], sels[3], cue.Str("verified_at"))
+		if s.l.inst.LookupPath(at).Exists() {
+			overlays = append(overlays, dateOf(at))
+		}
+	}
+	win := ordered(base, overlays)
+	at := win[len(win)-1].date
+	if at.String() == base.date.String() {
+		return p
+	}
+	claim := at.Selectors()[:5]
+	if field == "origin" {
+		return cue.MakePath(claim[:2]...) // the overlay, which the origin names
+	}
+	return cue.MakePath(append(claim, cue.Str(field))...)
 }
 
 // named is the index of the entry of the list at p whose name is name.

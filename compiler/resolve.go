@@ -61,6 +61,7 @@ func (c *compiler) resolve() {
 	for i, name := range names {
 		c.cat.providers[name] = i
 	}
+	c.overlays = c.overlayLayers()
 	for _, name := range names {
 		p := c.src.Providers[name]
 		res := c.resolveAliases(name, p)
@@ -293,7 +294,6 @@ func (c *compiler) buildChannel(provider, name string, ch srcChannel) plan.Chann
 		BaseURL: deref(ch.BaseURL), ModelGate: ch.Models,
 		CredentialEnv: deref(ch.CredentialEnv), Auth: deref(ch.Auth),
 		Headers: pairs(ch.Headers), Query: pairs(ch.Query),
-		VerifiedAt: deref(ch.VerifiedAt), VerifiedBy: deref(ch.VerifiedBy),
 	}
 	// Routes in canonical order whatever order they were written in.
 	for _, r := range plan.Routes {
@@ -305,12 +305,13 @@ func (c *compiler) buildChannel(provider, name string, ch srcChannel) plan.Chann
 	case plan.TierNative:
 		out.Preserves, out.Origin = plan.AllCaps, "native"
 	default:
-		out.Preserves = capSet(ch.Preserves)
-		out.Origin = deref(ch.Origin)
-		if out.Origin == "" {
-			// The claim's origin is the overlay file that made it.
-			out.Origin = c.l.relName(c.l.inst.LookupPath(path("providers", provider, "channels", name)).Pos())
-		}
+		base := layer{date: path("providers", provider, "channels", name, "verified_at"), claim: plan.Claim{
+			Preserves: capSet(ch.Preserves), Origin: c.baseOrigin(provider, name, ch),
+			VerifiedAt: deref(ch.VerifiedAt), VerifiedBy: deref(ch.VerifiedBy),
+		}}
+		win, overrode := c.winningClaim(provider, name, base, c.overlays[[2]string{provider, name}])
+		out.Preserves, out.Origin, out.VerifiedAt, out.VerifiedBy = win.Preserves, win.Origin, win.VerifiedAt, win.VerifiedBy
+		out.Overrode = overrode
 	}
 	return out
 }

@@ -75,6 +75,9 @@ func (w *shapeWalker) walk(sels []cue.Selector, sch, v, u cue.Value) {
 	case want&cue.StructKind != 0 && got == cue.StructKind:
 		w.walkStruct(sels, sch, v, u)
 	case want&cue.ListKind != 0 && got == cue.ListKind:
+		// A list with a default (a preset's routes) is its default.
+		v, _ = v.Default()
+		u, _ = u.Default()
 		elem := sch.LookupPath(cue.MakePath(cue.AnyIndex))
 		iter, _ := v.List()
 		for i := 0; iter.Next(); i++ {

@@ -17,6 +17,8 @@ type source struct {
 	Providers      map[string]srcProvider `json:"providers"`
 	Pools          map[string]srcPool     `json:"pools"`
 	Primary        map[string]string      `json:"primary"`
+	Overlays       map[string]srcOverlay  `json:"overlays"`
+	ClaimMaxAge    int                    `json:"claim_max_age_days"`
 	OnFidelityLoss plan.LossAction        `json:"on_fidelity_loss"`
 	Profiles       map[string]srcProfile  `json:"profiles"`
 	Keys           []srcKey               `json:"keys"`
@@ -61,6 +63,17 @@ type srcChannel struct {
 	VerifiedAt    *string           `json:"verified_at"`
 	VerifiedBy    *string           `json:"verified_by"`
 	Origin        *string           `json:"origin"`
+}
+
+type srcOverlay struct {
+	Claims map[string]map[string]srcClaim `json:"claims"`
+}
+
+type srcClaim struct {
+	Preserves  []string          `json:"preserves"`
+	VerifiedAt string            `json:"verified_at"`
+	VerifiedBy string            `json:"verified_by"`
+	Evidence   map[string]string `json:"evidence"`
 }
 
 type srcTLS struct {

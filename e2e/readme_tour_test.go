@@ -52,6 +52,10 @@ var tourChecks = []struct{ block, output string }{
 	{`pistrac diff gen/bundle.json policies`, "plans: no change\nsettings: no change\n"},
 	{`pistrac test policies`, "cases passed"},
 	{`/admin/v1/suspensions/provider/fake-openai`, `"kind":"provider"`},
+	{`presets.gemini & {`, "Pistra-Channel-Origin: preset:gemini"},
+	{`overlays: "gemini-seen"`, `"code":"fidelity_loss"`},
+	{`overlays: "gemini-seen"`, "overlay:gemini-seen"},
+	{`overlays: "gemini-seen"`, `"origin":"preset:gemini"`},
 }
 
 // TestReadmeTour runs the README's tour top to bottom, as written, against

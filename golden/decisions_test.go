@@ -31,6 +31,9 @@ type served struct {
 	Channel  string    `json:"channel"`
 	Model    string    `json:"model"`
 	Tier     plan.Tier `json:"tier"`
+	// Origin, when the case gives one, is the claim the decision acted on
+	// (what pistrad sends as Pistra-Channel-Origin).
+	Origin string `json:"origin,omitempty"`
 }
 
 func runDecisions(t *testing.T, g *plan.Graph, file string) {
@@ -90,7 +93,11 @@ func decide(g *plan.Graph, d decision) (served, string, error) {
 	}
 	c := &cands[0]
 	prov := &g.Providers[c.Provider]
-	return served{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Tier: c.Tier}, "", nil
+	got := served{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Tier: c.Tier}
+	if d.Want != nil && d.Want.Origin != "" {
+		got.Origin = c.Origin
+	}
+	return got, "", nil
 }
 
 func profileOf(g *plan.Graph, d decision) (int, error) {

@@ -31,7 +31,7 @@ func TestExamplesCompile(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
-			g, warns, err := compiler.CompileWithWarnings(dir)
+			g, warns, err := compiler.CompileWithWarningsAt(dir, today)
 			if err != nil {
 				t.Fatalf("%s does not compile:\n%v", dir, err)
 			}

@@ -9,12 +9,14 @@
 //	explain.args      queries for `pistrac explain`, one per line, whose
 //	explain.txt       output is pinned here
 //	routing.go.want   the generated routing.go, for a few cases
+//	catalog.txt       the `pistrac catalog` report, ages counted to today
 //
 // `go test ./golden/... -update` rewrites errors.txt, warnings.txt,
-// explain.txt and routing.go.want from the current compiler.
+// explain.txt, routing.go.want and catalog.txt from the current compiler.
 package golden
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"go/parser"
@@ -22,13 +24,20 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/pistra/pistra/compiler"
 	"github.com/pistra/pistra/compiler/codegen"
+	"github.com/pistra/pistra/compiler/explain"
 	"github.com/pistra/pistra/internal/testkit/goldenfile"
 )
 
-var update = flag.Bool("update", false, "rewrite errors.txt, warnings.txt, explain.txt and routing.go.want from the current compiler")
+var update = flag.Bool("update", false, "rewrite errors.txt, warnings.txt, explain.txt, routing.go.want and catalog.txt from the current compiler")
+
+// today is the day every case and example is compiled on: claims are dated
+// against it (too old, or in the future, is a warning), so what a case pins
+// does not change as days pass.
+var today = time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
 
 // minCases guards against the harness silently finding nothing.
 const minCases = 30
@@ -62,7 +71,7 @@ func caseDirs(t *testing.T) []string {
 }
 
 func runCase(t *testing.T, name string) {
-	g, warns, err := compiler.CompileWithWarnings(filepath.Join(name, "policy"))
+	g, warns, err := compiler.CompileWithWarningsAt(filepath.Join(name, "policy"), today)
 	errFile := filepath.Join(name, "errors.txt")
 	var cerrs compiler.Errors
 	switch {
@@ -94,6 +103,14 @@ func runCase(t *testing.T, name string) {
 		goldenfile.Check(t, filepath.Join(name, "explain.txt"), runExplain(t, g, f), *update)
 		ran = true
 	}
+	if f := filepath.Join(name, "catalog.txt"); exists(f) {
+		var b bytes.Buffer
+		if err := explain.Catalog(&b, g, today, "text"); err != nil {
+			t.Fatalf("catalog: %v", err)
+		}
+		goldenfile.Check(t, f, b.Bytes(), *update)
+		ran = true
+	}
 	if f := filepath.Join(name, "routing.go.want"); exists(f) {
 		files, err := codegen.Generate(g)
 		if err != nil {
@@ -106,7 +123,7 @@ func runCase(t *testing.T, name string) {
 		ran = true
 	}
 	if !ran {
-		t.Fatalf("case %s compiled but pins nothing: add warnings.txt, decisions.json, explain.args or routing.go.want", name)
+		t.Fatalf("case %s compiled but pins nothing: add warnings.txt, decisions.json, explain.args, catalog.txt or routing.go.want", name)
 	}
 }
 

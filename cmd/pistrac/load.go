@@ -67,7 +67,7 @@ func (c *cli) compileDirWarnings(cmd, dir string) (*plan.Graph, compiler.Errors,
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return nil, nil, c.usageError(cmd, "%s is not a policy directory", dir)
 	}
-	g, warns, err := compiler.CompileWithWarnings(dir)
+	g, warns, err := compiler.CompileWithWarningsAt(dir, c.now())
 	if err != nil {
 		return nil, nil, c.fail(cmd, err, statusOf(err))
 	}

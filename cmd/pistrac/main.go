@@ -35,8 +35,9 @@ Usage:
         for pistrac build) and NAME.pub (for pistrad -bundle-public-key)
   pistrac check [-strict] POLICYDIR
         compile only; prints "ok: ..." on success, every error otherwise;
-        warnings (policy that cannot take effect) are printed too, and
-        with -strict fail the check
+        warnings (policy that cannot take effect, a claim verified more
+        than claim_max_age_days ago) are printed too, and with -strict
+        fail the check
   pistrac explain (-profile P | -key K) -route R -model M [-caps a,b] (POLICYDIR | -bundle FILE)
         the candidates of one plan in order, every skip with its reason, and
         what fidelity selection does for a request using the given caps
@@ -46,14 +47,19 @@ Usage:
         directory, the file:line:col that makes it; A and B are each a
         policy directory or a bundle.json
   pistrac catalog [-format text|json] (POLICYDIR | -bundle FILE)
-        every routable channel with the provenance and age of its claim,
-        and (text) every model with the routes it answers on
+        every routable channel with the provenance and age of its claim
+        (a preset's, a policy file's or the overlay's that won) and the
+        claims it overrode, and (text) every model with the routes it
+        answers on
   pistrac probe -provider P -channel C [-model M] [-o FILE] [-yes] (POLICYDIR | -bundle FILE)
         observe which capabilities the live endpoint of a provider_compat
         channel honours: prints the calls and their token estimate, asks
         (unless -yes), makes them, and writes the findings as a dated
         overlay (default POLICYDIR/probe-P-C.cue) with the evidence per
         capability
+  pistrac presets [NAME]
+        the presets this pistrac embeds (import "pistra.dev/presets"), or
+        one preset's CUE with its dated claims
   pistrac test [-update] [-v] POLICYDIR
         run the policy's golden routing cases (POLICYDIR/tests/*.cue) with
         the gateway's own decision; a failing case prints its file:line,
@@ -106,6 +112,7 @@ var commands = []command{
 	{"probe", (*cli).probe},
 	{"test", (*cli).test},
 	{"caps", (*cli).caps},
+	{"presets", (*cli).presets},
 	{"hash-key", (*cli).hashKey},
 	{"keygen", (*cli).keygen},
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pistra/pistra/compiler/explain"
+	"github.com/pistra/pistra/runtime/catalog"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -166,5 +169,88 @@ func TestCaps(t *testing.T) {
 		if !strings.Contains(r.stdout, "\n"+name+": ") && !strings.HasPrefix(r.stdout, name+": ") {
 			t.Errorf("caps does not document %s:\n%s", name, r.stdout)
 		}
+	}
+}
+
+// withOverlay is the default policy with an overlay claiming for its
+// compat channel, in probe.cue.
+func withOverlay(t *testing.T) string {
+	dir := copyPolicy(t)
+	overlay := `package pistra
+
+overlays: "probe-compat": claims: "fake-anthropic": "openai-compat": {
+	preserves: ["multi_choice"]
+	verified_at: "2026-12-10"
+	verified_by: "probe"
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "probe.cue"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDiffPlacesAnOverlay: a claim an overlay changes is placed in the
+// overlay, where the change was made, not at the claim it replaced.
+func TestDiffPlacesAnOverlay(t *testing.T) {
+	dir := withOverlay(t)
+	r := pistrac(t, "", "diff", defaultPolicy, dir)
+	r.want(t, exitFail)
+	probe := regexp.QuoteMeta(filepath.Join(dir, "probe.cue"))
+	for _, want := range []string{
+		`~ fake-anthropic/openai-compat: preserves: none -> multi_choice\n      at ` + probe + `:4:`,
+		`~ fake-anthropic/openai-compat: origin: catalog.cue -> overlay:probe-compat\n      at ` + probe + `:3:`,
+		`~ fake-anthropic/openai-compat: verified_at: 2026-11-20 -> 2026-12-10\n      at ` + probe + `:5:`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.stdout) {
+			t.Errorf("diff lacks %s:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// TestCatalogOverlay: an overlay's claim wins over the catalog file's, and
+// the report says whose claim won, how old it is and what it overrode.
+func TestCatalogOverlay(t *testing.T) {
+	dir := withOverlay(t)
+	var out bytes.Buffer
+	c := &cli{stdout: &out, stderr: &out, now: func() time.Time { return time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC) }}
+	if code := c.dispatch([]string{"catalog", "-format", "json", dir}); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	var rep explain.CatalogReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	i := slices.IndexFunc(rep.Channels, func(r catalog.Row) bool {
+		return r.Provider == "fake-anthropic" && r.Channel == "openai-compat" && r.Translation == plan.TranslateNone
+	})
+	if i < 0 {
+		t.Fatalf("no row for the compat channel:\n%s", out.String())
+	}
+	row := rep.Channels[i]
+	if row.Origin != "overlay:probe-compat" || row.Preserves != plan.Of(plan.CapMultiChoice) || row.AgeDays == nil || *row.AgeDays != 10 {
+		t.Errorf("winning claim = %+v", row)
+	}
+	if len(row.Overrode) != 1 || row.Overrode[0].Origin != "catalog.cue" || row.Overrode[0].VerifiedAt != "2026-11-20" ||
+		row.Overrode[0].AgeDays == nil || *row.Overrode[0].AgeDays != 30 {
+		t.Errorf("overrode = %+v, want the catalog's own claim of 2026-11-20, 30 days old", row.Overrode)
+	}
+}
+
+// TestCheckStaleClaim: a claim verified longer ago than claim_max_age_days
+// is a warning that -strict refuses, counted on the command's clock.
+func TestCheckStaleClaim(t *testing.T) {
+	dir := copyPolicy(t, `on_fidelity_loss: "reject"`, "on_fidelity_loss: \"reject\"\nclaim_max_age_days: 20")
+	check := func(day time.Time, args ...string) (int, string) {
+		var out bytes.Buffer
+		c := &cli{stdout: &out, stderr: &out, now: func() time.Time { return day }}
+		return c.dispatch(append([]string{"check"}, append(args, dir)...)), out.String()
+	}
+	if code, out := check(time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), "-strict"); code != exitOK {
+		t.Fatalf("15 days after the claim: exit %d:\n%s", code, out)
+	}
+	code, out := check(time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC), "-strict")
+	if code != exitFail || !strings.Contains(out, `the claim on provider "fake-anthropic" channel "openai-compat" (catalog.cue) was verified on 2026-11-20, more than claim_max_age_days (20) ago`) {
+		t.Errorf("30 days after the claim, -strict: exit %d:\n%s", code, out)
 	}
 }

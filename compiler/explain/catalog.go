@@ -56,14 +56,7 @@ func catalogText(w io.Writer, g *plan.Graph, rows []catalog.Row) error {
 	tw := p.table()
 	row(tw, "", "provider", "channel", "dialect", "tier", "models", "routes", "preserves", "origin", "verified_at", "age", "verified_by")
 	for _, r := range rows {
-		age := "-"
-		switch {
-		case r.AgeDays == nil:
-		case *r.AgeDays < 0:
-			age = "in the future" // a mistyped date, most likely
-		default:
-			age = strconv.Itoa(*r.AgeDays) + "d"
-		}
+		age := ageText(r.AgeDays)
 		gate := "all"
 		if len(r.ModelGate) > 0 {
 			gate = strings.Join(r.ModelGate, ",")
@@ -73,11 +66,40 @@ func catalogText(w io.Writer, g *plan.Graph, rows []catalog.Row) error {
 			orDash(r.VerifiedAt), age, orDash(r.VerifiedBy))
 	}
 	tw.Flush()
+	writeOverridden(p, rows)
 	writeModelRoutes(p, g)
 	if idle := catalog.Unroutable(g); len(idle) > 0 {
 		p.printf("\nnot routable by any plan: %s\n", strings.Join(idle, ", "))
 	}
 	return p.err
+}
+
+// ageText is a claim's age as the tables print it.
+func ageText(days *int) string {
+	switch {
+	case days == nil:
+		return "-"
+	case *days < 0:
+		return "in the future" // a mistyped date, most likely
+	}
+	return strconv.Itoa(*days) + "d"
+}
+
+// writeOverridden lists, under each channel whose claim won over others,
+// the claims it overrode, the next in line first.
+func writeOverridden(p *printer, rows []catalog.Row) {
+	for _, r := range rows {
+		if len(r.Overrode) == 0 {
+			continue
+		}
+		p.printf("\n%s/%s: the claim of %s (verified_at %s) overrode:\n", r.Provider, r.Channel, r.Origin, r.VerifiedAt)
+		tw := p.table()
+		row(tw, "  ", "origin", "verified_at", "age", "preserves", "verified_by")
+		for _, o := range r.Overrode {
+			row(tw, "  ", o.Origin, o.VerifiedAt, ageText(o.AgeDays), capsText(o.Preserves), o.VerifiedBy)
+		}
+		tw.Flush()
+	}
 }
 
 // writeModelRoutes lists every public name with the routes some profile

@@ -37,6 +37,15 @@ type Row struct {
 	// the channel: what a client of the other dialect keeps through it
 	// (Dialect and Routes are that client's), on the translator's claim.
 	Translation plan.Translation `json:"translation,omitempty"`
+	// Overrode lists the claims this row's won over (the catalog's own, a
+	// preset's or a file's, and older overlays'), the next in line first.
+	Overrode []Overridden `json:"overrode,omitempty"`
+}
+
+// Overridden is a claim another won over, with its age.
+type Overridden struct {
+	plan.Claim
+	AgeDays *int `json:"age_days,omitempty"`
 }
 
 // Rows lists every routable channel (one that some plan uses as a
@@ -57,7 +66,7 @@ func Rows(g *plan.Graph, now time.Time) []Row {
 				Provider: prov.Name, Channel: ch.Name, Dialect: ch.Dialect, Tier: ch.Tier,
 				ModelGate: ch.ModelGate, Routes: ch.Routes, Preserves: ch.Preserves,
 				Origin: ch.Origin, VerifiedAt: ch.VerifiedAt, VerifiedBy: ch.VerifiedBy,
-				AgeDays: ageDays(ch.VerifiedAt, now),
+				AgeDays: ageDays(ch.VerifiedAt, now), Overrode: overridden(ch.Overrode, now),
 			})
 			for _, c := range carried {
 				in := c.Translate.Inbound()
@@ -107,6 +116,14 @@ func channelUses(g *plan.Graph) map[[2]int][]plan.Candidate {
 		slices.SortFunc(carried, func(a, b plan.Candidate) int { return strings.Compare(string(a.Translate), string(b.Translate)) })
 	}
 	return uses
+}
+
+func overridden(claims []plan.Claim, now time.Time) []Overridden {
+	var out []Overridden
+	for _, c := range claims {
+		out = append(out, Overridden{Claim: c, AgeDays: ageDays(c.VerifiedAt, now)})
+	}
+	return out
 }
 
 // ageDays is the number of whole days from a YYYY-MM-DD date to now's date

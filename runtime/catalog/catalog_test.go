@@ -58,3 +58,28 @@ func TestUnroutable(t *testing.T) {
 		t.Errorf("every channel of bundletest.DefaultPolicy is routable; Unroutable = %q", got)
 	}
 }
+
+// TestRowsOverrode: a row carries the claims its channel's won over, in
+// the graph's order, each aged like the winner.
+func TestRowsOverrode(t *testing.T) {
+	g := bundletest.DefaultPolicy()
+	lost := []plan.Claim{
+		{Preserves: plan.Of(plan.CapStrictTools), Origin: "overlay:manual", VerifiedAt: "2027-01-10", VerifiedBy: "https://example.test/a"},
+		{Preserves: 0, Origin: "preset:anthropic_compat", VerifiedAt: "2026-11-20", VerifiedBy: "https://example.test/b"},
+	}
+	g.Providers[0].Channels[1].Overrode = lost
+	var row *Row
+	for _, r := range Rows(g, reportDay) {
+		if r.Provider == g.Providers[0].Name && r.Channel == g.Providers[0].Channels[1].Name && r.Translation == plan.TranslateNone {
+			row = &r
+		}
+	}
+	if row == nil || len(row.Overrode) != 2 {
+		t.Fatalf("row %+v, want the two claims it overrode", row)
+	}
+	for i, want := range []int{5, 56} {
+		if o := row.Overrode[i]; o.Claim != lost[i] || o.AgeDays == nil || *o.AgeDays != want {
+			t.Errorf("overrode[%d] = %+v (age %v), want %+v aged %dd", i, o.Claim, o.AgeDays, lost[i], want)
+		}
+	}
+}

@@ -240,6 +240,19 @@ type Channel struct {
 	Origin     string `json:"origin"`
 	VerifiedAt string `json:"verified_at,omitempty"`
 	VerifiedBy string `json:"verified_by,omitempty"`
+	// Overrode lists the claims a compat channel's (the four fields above)
+	// won over, the next in line first: the catalog's own claim and the
+	// overlays' that were not the newest.
+	Overrode []Claim `json:"overrode,omitempty"`
+}
+
+// Claim is one layer's capability claim on a provider_compat channel: the
+// catalog's own (a preset's or a policy file's) or an overlay's.
+type Claim struct {
+	Preserves  CapSet `json:"preserves"`
+	Origin     string `json:"origin"`
+	VerifiedAt string `json:"verified_at"`
+	VerifiedBy string `json:"verified_by"`
 }
 
 // Retry is a provider's same-provider retry policy.

@@ -138,6 +138,7 @@ func anthropic() plan.Provider {
 				ModelGate: []string{"claude-*"}, Routes: []plan.Route{plan.RouteChatCompletions},
 				Preserves: plan.Of(plan.CapExtendedThinking), Origin: "https://docs.anthropic.com/en/api/openai-sdk",
 				VerifiedAt: "2025-06-01", VerifiedBy: "https://docs.anthropic.com/en/api/openai-sdk",
+				Overrode: []plan.Claim{{Preserves: plan.Of(plan.CapMultiChoice), Origin: "preset:anthropic_compat", VerifiedAt: "2025-05-01", VerifiedBy: "https://docs.anthropic.com/en/api/openai-sdk"}},
 			},
 		},
 		Models: []plan.Model{{Name: "claude-sonnet-4", MaxTokens: 8192}},
