@@ -117,20 +117,28 @@ type conn struct {
 type headLimit struct {
 	r    io.Reader
 	left int64
+	// err is the connection's first read failure, returned again to every
+	// later read: a connection that failed once is closed, never reused,
+	// and a caller that let the failure pass (WaitReady) meets it at its
+	// next Read.
+	err error
 }
 
 func (l *headLimit) Read(p []byte) (int, error) {
-	if l.left < 0 {
-		return l.r.Read(p)
+	if l.err != nil {
+		return 0, l.err
 	}
 	if l.left == 0 {
 		return 0, ErrHeaderTooLarge
 	}
-	if int64(len(p)) > l.left {
+	if l.left > 0 && int64(len(p)) > l.left {
 		p = p[:l.left]
 	}
 	n, err := l.r.Read(p)
-	l.left -= int64(n)
+	if l.left > 0 {
+		l.left -= int64(n)
+	}
+	l.err = err
 	return n, err
 }
 
@@ -302,6 +310,18 @@ func (b *body) Read(p []byte) (int, error) {
 		err = ctxErr(b.ctx, err)
 	}
 	return n, err
+}
+
+// WaitReady blocks until a Read would not wait on the connection: bytes
+// of the answer are in the connection's buffer, or the connection has
+// something to say (bytes, its end or an error, which Read then reports).
+// A relay waits here before it takes a buffer to read into, so a stream
+// waiting on its upstream holds no buffer but its connection's.
+func (b *body) WaitReady() {
+	if b.done.Load() || b.r == http.NoBody || b.cn.br.Buffered() > 0 {
+		return
+	}
+	_, _ = b.cn.br.Peek(1) // a failure is Read's to report (headLimit keeps it)
 }
 
 // Close ends the exchange. A body not read to its end leaves the connection
