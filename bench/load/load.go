@@ -40,6 +40,7 @@ type sample struct {
 	lat      []time.Duration // whole request
 	ttfb     []time.Duration // streams: first body byte
 	cpu      time.Duration   // gateway user+system time over the window
+	syscalls int64           // gateway read and write system calls over the window
 	allocs   float64         // gateway heap allocations over the window; -1 unknown
 }
 
@@ -57,7 +58,7 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	var mu sync.Mutex
 	var s sample
 	mallocs0 := mallocs(t)
-	cpu0 := gatewayCPU(t.pid)
+	cpu0, sys0 := gatewayCPU(t.pid), gatewaySyscalls(t.pid)
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -89,6 +90,7 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	wg.Wait()
 	s.elapsed = time.Since(start)
 	s.cpu = gatewayCPU(t.pid) - cpu0
+	s.syscalls = gatewaySyscalls(t.pid) - sys0
 	s.allocs = -1
 	if m0, m1 := mallocs0, mallocs(t); m0 >= 0 && m1 >= 0 {
 		s.allocs = m1 - m0
@@ -108,6 +110,17 @@ func gatewayCPU(pid int) time.Duration {
 		return 0
 	}
 	return d
+}
+
+func gatewaySyscalls(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	n, err := proc.TreeSyscalls(pid)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // mallocs is the gateway's allocation count so far, or -1 when it does not

@@ -20,6 +20,7 @@ type round struct {
 	rps               float64
 	p50, p99, ttfb50  time.Duration
 	cpuPerReq         time.Duration
+	syscallsPerReq    float64
 	allocsPerReq      float64 // -1: the gateway does not say
 	addedP50, addedP9 time.Duration
 }
@@ -45,6 +46,7 @@ func (r *results) add(k cellKey, n int, s sample) {
 	}
 	if s.requests > 0 {
 		rd.cpuPerReq = s.cpu / time.Duration(s.requests)
+		rd.syscallsPerReq = float64(s.syscalls) / float64(s.requests)
 		if s.allocs >= 0 {
 			rd.allocsPerReq = s.allocs / float64(s.requests)
 		}
@@ -101,7 +103,7 @@ func fmtMS(v float64) string { return fmt.Sprintf("%.3f", v/float64(time.Millise
 // target, the ratios the issue sets, and the added latency at c=1.
 func (r *results) print(cfg config, targets []*target) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "target\tstream\tconc\treq/s\tp50 ms\tp99 ms\tadded p50 ms\tadded p99 ms\tTTFB p50 ms\tCPU µs/req\tallocs/req\t\n")
+	fmt.Fprintf(w, "target\tstream\tconc\treq/s\tp50 ms\tp99 ms\tadded p50 ms\tadded p99 ms\tTTFB p50 ms\tCPU µs/req\tsyscalls/req\tallocs/req\t\n")
 	for _, stream := range []bool{false, true} {
 		for _, conc := range cfg.conc {
 			for _, t := range targets {
@@ -111,7 +113,7 @@ func (r *results) print(cfg config, targets []*target) {
 				p50, _ := r.med(k, dur(func(x round) time.Duration { return x.p50 }))
 				p99, _ := r.med(k, dur(func(x round) time.Duration { return x.p99 }))
 				cols = append(cols, fmt.Sprintf("%.0f", rps), fmtMS(p50), fmtMS(p99))
-				a50, a99, ttfb, cpu, al := "-", "-", "-", "-", "-"
+				a50, a99, ttfb, cpu, sc, al := "-", "-", "-", "-", "-", "-"
 				if t.name != "direct" {
 					v, _ := r.med(k, dur(func(x round) time.Duration { return x.addedP50 }))
 					a50 = fmtMS(v)
@@ -119,6 +121,8 @@ func (r *results) print(cfg config, targets []*target) {
 					a99 = fmtMS(v)
 					v, _ = r.med(k, cpuUS)
 					cpu = fmt.Sprintf("%.1f", v)
+					v, _ = r.med(k, func(x round) float64 { return x.syscallsPerReq })
+					sc = fmt.Sprintf("%.1f", v)
 				}
 				if stream {
 					v, _ := r.med(k, dur(func(x round) time.Duration { return x.ttfb50 }))
@@ -127,7 +131,7 @@ func (r *results) print(cfg config, targets []*target) {
 				if v, _ := r.med(k, allocs); v >= 0 && t.name != "direct" {
 					al = fmt.Sprintf("%.0f", v)
 				}
-				fmt.Fprintln(w, strings.Join(append(cols, a50, a99, ttfb, cpu, al), "\t")+"\t")
+				fmt.Fprintln(w, strings.Join(append(cols, a50, a99, ttfb, cpu, sc, al), "\t")+"\t")
 			}
 		}
 	}

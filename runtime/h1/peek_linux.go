@@ -6,27 +6,42 @@ import (
 	"unsafe"
 )
 
-// peerOpen reports whether a pooled connection is still usable: nothing to
+// peeker asks a pooled connection whether it is still usable. It is made
+// once per connection, so a peek allocates nothing.
+type peeker struct {
+	rc   syscall.RawConn // nil: no socket to peek at
+	peek func(fd uintptr) bool
+	open bool // the last peek's answer
+}
+
+func newPeeker(nc net.Conn) *peeker {
+	p := new(peeker)
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			p.rc, p.peek = rc, p.look
+		}
+	}
+	return p
+}
+
+// peerOpen reports whether the connection is still usable: nothing to
 // read yet and no end-of-file from the peer. One non-blocking peek (raw:
 // it cannot block), much cheaper than finding out by losing a request.
-func peerOpen(nc net.Conn) bool {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
+func (p *peeker) peerOpen() bool {
+	if p.rc == nil {
 		return true
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	open := false
+	p.open = false
+	err := p.rc.Read(p.peek)
+	return err == nil && p.open
+}
+
+func (p *peeker) look(fd uintptr) bool {
 	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
-		_, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-		// EAGAIN: open and quiet. 0 bytes: the peer closed. Data: the peer
-		// sent something unasked, so the connection is out of step.
-		open = errno == syscall.EAGAIN
-		return true
-	})
-	return err == nil && open
+	_, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	// EAGAIN: open and quiet. 0 bytes: the peer closed. Data: the peer
+	// sent something unasked, so the connection is out of step.
+	p.open = errno == syscall.EAGAIN
+	return true
 }

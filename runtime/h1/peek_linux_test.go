@@ -25,7 +25,7 @@ func TestPeerOpen(t *testing.T) {
 				tc.peer(server)
 				waitReadable(t, client)
 			}
-			if got := peerOpen(client); got != tc.want {
+			if got := newPeeker(client).peerOpen(); got != tc.want {
 				t.Fatalf("peerOpen = %v, want %v", got, tc.want)
 			}
 			// The peek consumed nothing.
@@ -44,7 +44,7 @@ func TestPeerOpenWithoutSocket(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	if !peerOpen(a) {
+	if !newPeeker(a).peerOpen() {
 		t.Fatal("a connection without a socket to peek at must be assumed open")
 	}
 }

@@ -4,6 +4,10 @@ package h1
 
 import "net"
 
-// peerOpen cannot peek portably here; a dead pooled connection is found on
+// peeker cannot peek portably here; a dead pooled connection is found on
 // use, and a request that could not be written is sent again.
-func peerOpen(net.Conn) bool { return true }
+type peeker struct{}
+
+func newPeeker(net.Conn) *peeker { return nil }
+
+func (*peeker) peerOpen() bool { return true }

@@ -8,11 +8,14 @@ import (
 )
 
 // newConn readies nc for exchanges with addr. Its reader sits on a
-// headLimit, unbounded until a response head is read.
+// headLimit, unbounded until a response head is read. What an exchange
+// hands to others (the abort, the peek) is made here once, not per
+// exchange.
 func newConn(nc net.Conn, addr string) *conn {
-	cn := &conn{nc: nc, addr: addr, head: headLimit{r: nc, left: -1}}
+	cn := &conn{nc: nc, addr: addr, head: headLimit{r: nc, left: -1}, peek: newPeeker(nc)}
 	cn.br = bufio.NewReaderSize(&cn.head, bufSize)
 	cn.sent.nc = nc
+	cn.abort = func() { nc.SetDeadline(aLongTimeAgo) }
 	return cn
 }
 
@@ -30,7 +33,7 @@ func (c *Client) get(ctx context.Context, addr string) (cn *conn, reused bool, e
 		list[len(list)-1] = nil
 		c.idle[addr] = list[:len(list)-1]
 		c.mu.Unlock()
-		if now.Sub(cn.idleSince) < c.idleTimeout && peerOpen(cn.nc) {
+		if now.Sub(cn.idleSince) < c.idleTimeout && cn.peek.peerOpen() {
 			return cn, true, nil
 		}
 		cn.nc.Close()

@@ -138,6 +138,16 @@ func (b *gapTimedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// WaitReady waits for the next read's bytes, as a read would: under the
+// watchdog.
+func (b *gapTimedBody) WaitReady() {
+	if w, ok := b.ReadCloser.(readyWaiter); ok {
+		b.a.dog.Begin()
+		w.WaitReady()
+		b.a.dog.End()
+	}
+}
+
 // discard drops a failed attempt: its body is drained a little so the
 // connection can go back to the pool, then closed.
 func (a *attempt) discard() {

@@ -148,10 +148,20 @@ func (b *Body) forModel(name string, askUsage bool) []byte {
 	return *b.edit
 }
 
-// Release recycles b's buffers, unless an upstream write may still be
-// reading them (or never reported, as when a dial failed: those buffers go
-// to the collector instead).
+// Release recycles b's buffers (see Sent) and forgets the request.
 func (b *Body) Release() {
+	b.Sent()
+	b.xlat, b.writes = translation{}, nil
+}
+
+// Sent is told that no attempt will send the body again (its answer is
+// being relayed): the buffers are recycled now rather than when the request
+// ends, so a stream that runs for minutes holds none of them, unless an
+// upstream write may still be reading them (or never reported, as when a
+// dial failed: those buffers go to the collector instead). What was read
+// of the body (model, stream fields, translation) stays; its bytes are
+// gone.
+func (b *Body) Sent() {
 	if b.raw == nil {
 		return
 	}
@@ -164,7 +174,7 @@ func (b *Body) Release() {
 			PutBuffer(b.xlat.buf)
 		}
 	}
-	b.raw, b.edit, b.xlat, b.writes = nil, nil, translation{}, nil
+	b.raw, b.edit, b.xlat.buf = nil, nil, nil
 }
 
 // traced returns ctx reporting b's finished upstream writes.

@@ -68,9 +68,7 @@ func (p *Proxy) inspectStream(x *Exchange, a *attempt) {
 		body = a.timed.ReadCloser
 		a.dog.Begin()
 	}
-	buf := copyPool.Get().(*[32 << 10]byte)
-	defer copyPool.Put(buf)
-	first, err := a.stream.readFirst(body, buf[:])
+	first, err := a.stream.readFirst(body)
 	if timed {
 		a.dog.End()
 		if a.timedOut() { // a read it cut, or it fired as the event came

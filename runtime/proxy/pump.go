@@ -29,12 +29,30 @@ type source interface {
 	seen() seen
 }
 
-// copyPool holds relay buffers: one per response in flight, none per chunk.
+// copyPool holds relay buffers: one per read in progress, none per chunk.
 var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
+// readyWaiter is a body that can wait for its next read to have bytes (or
+// its end) without a buffer of the caller's: h1's, whose connection has a
+// buffer of its own.
+type readyWaiter interface{ WaitReady() }
+
+// readPooled reads body once into a copy buffer from the pool, which the
+// caller puts back. The buffer is taken only once the read will not wait,
+// when body can tell: a stream waiting on its upstream holds none.
+func readPooled(body io.Reader) (*[32 << 10]byte, int, error) {
+	if w, ok := body.(readyWaiter); ok {
+		w.WaitReady()
+	}
+	buf := copyPool.Get().(*[32 << 10]byte)
+	n, err := body.Read(buf[:])
+	return buf, n, err
+}
+
 // pump copies an answer to the client: what src owes for the bytes read
-// before, then body read by read as src turns it, then what src owes at
-// the end. body is nil when inspect read all of it. Each write is flushed
+// before, then body read by read as src turns it (each read through a
+// pooled buffer held only for that read, see readPooled), then what src
+// owes at the end. body is nil when inspect read all of it. Each write is flushed
 // when flush is set. It stops at the first failed write: the client is
 // gone, whatever the upstream does next. It reports what it saw, for the
 // ending to decide from.
@@ -45,23 +63,22 @@ func pump(w io.Writer, flush bool, src source, body io.Reader) (e ending) {
 		e.broken = err
 		return e
 	}
-	if body != nil {
-		buf := copyPool.Get().(*[32 << 10]byte)
-		defer copyPool.Put(buf)
-		for e.read == nil {
-			n, rerr := body.Read(buf[:])
-			if n > 0 {
-				out, err := src.next(buf[:n])
-				if e.wrote = cw.write(out); e.wrote != nil || err != nil {
-					e.broken = err
-					return e
-				}
+	for body != nil && e.read == nil {
+		buf, n, rerr := readPooled(body)
+		if n > 0 {
+			out, err := src.next(buf[:n])
+			e.wrote = cw.write(out)
+			if e.wrote != nil || err != nil {
+				copyPool.Put(buf)
+				e.broken = err
+				return e
 			}
-			if rerr == io.EOF {
-				break
-			}
-			e.read = rerr
 		}
+		copyPool.Put(buf) // out, which may be buf, is written
+		if rerr == io.EOF {
+			break
+		}
+		e.read = rerr
 	}
 	out, e.broken = src.end(e.read)
 	e.short = e.read == nil && e.broken != nil

@@ -106,3 +106,45 @@ func TestPumpFacts(t *testing.T) {
 		t.Errorf("wrote %v broken %v after %d writes and %d reads", e.wrote, e.broken, w.writes, body.reads)
 	}
 }
+
+// readyParts is parts that can wait for its next read, and counts both.
+type readyParts struct {
+	parts
+	waits   int
+	unready int // reads not preceded by a wait of their own
+}
+
+func (p *readyParts) WaitReady()   { p.waits++ }
+func (p *readyParts) Close() error { return nil }
+
+func (p *readyParts) Read(b []byte) (int, error) {
+	if p.waits != p.reads+1 {
+		p.unready++
+	}
+	return p.parts.Read(b)
+}
+
+// TestPumpWaitsBeforeEachRead: a body that can wait for its bytes without a
+// buffer (h1's) is waited on before every read, the stream's first event
+// included, so the copy buffer is taken only once there is something to
+// copy; through the provider's timer too.
+func TestPumpWaitsBeforeEachRead(t *testing.T) {
+	body := &readyParts{parts: parts{parts: oaiChunks}}
+	a := &attempt{}
+	timed := a.timeBody(body)
+	s := getStream(meter.ShapeChat, false)
+	defer putStream(s)
+	if _, err := s.readFirst(body); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if e := pump(&got, true, s, timed); e.broken != nil || e.read != nil {
+		t.Fatalf("broken %v read %v", e.broken, e.read)
+	}
+	if got.String() != strings.Join(oaiChunks, "") {
+		t.Errorf("client got %q", got.String())
+	}
+	if body.unready != 0 || body.waits != body.reads {
+		t.Errorf("%d waits for %d reads, %d of them not waited for", body.waits, body.reads, body.unready)
+	}
+}

@@ -34,6 +34,7 @@ func relayedHeader(k string) bool {
 func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 	res.Served, res.Provider, res.UpstreamStatus = a.cand, a.up.Name, a.resp.StatusCode
 	defer a.finish()
+	x.Body.Sent() // this answer is the request's last
 	if a.cand.Translate != plan.TranslateNone {
 		p.relayTranslated(x, a)
 		return

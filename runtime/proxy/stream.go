@@ -68,13 +68,16 @@ var errNoFirstEvent = errors.New("the stream ended before its first event")
 // readFirst reads body until the stream's first event is complete, holding
 // what it read in s.out for the relay to send once the attempt is known
 // good. It reports what the first event was.
-func (s *streamRelay) readFirst(body io.Reader, buf []byte) (meter.Event, error) {
+func (s *streamRelay) readFirst(body io.Reader) (meter.Event, error) {
 	for !s.gotFirst {
-		n, err := body.Read(buf)
+		buf, n, err := readPooled(body)
+		var ferr error
 		if n > 0 {
-			if ferr := s.feed(buf[:n]); ferr != nil {
-				return 0, ferr
-			}
+			ferr = s.feed(buf[:n])
+		}
+		copyPool.Put(buf) // feed copied what it keeps
+		if ferr != nil {
+			return 0, ferr
 		}
 		if s.gotFirst {
 			break

@@ -159,6 +159,29 @@ func CPUTime(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * tick, nil
 }
 
+// Syscalls is how many read and write system calls the process has made
+// (syscr + syscw in /proc/PID/io): a relay's I/O calls, which cost it more
+// CPU than anything it computes.
+func Syscalls(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for line := range strings.Lines(string(b)) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		if k != "syscr" && k != "syscw" {
+			continue
+		}
+		c, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/io %s: %w", pid, k, err)
+		}
+		n += c
+	}
+	return n, nil
+}
+
 // RSS is the process's resident set size in bytes, from VmRSS in
 // /proc/PID/status.
 func RSS(pid int) (int64, error) {

@@ -50,6 +50,11 @@ func TreeCPU(pid int) (time.Duration, error) {
 	return sumTree(pid, CPUTime)
 }
 
+// TreeSyscalls is Syscalls summed over Tree(pid).
+func TreeSyscalls(pid int) (int64, error) {
+	return sumTree(pid, Syscalls)
+}
+
 // TreeRSS is RSS summed over Tree(pid).
 func TreeRSS(pid int) (int64, error) {
 	return sumTree(pid, RSS)
