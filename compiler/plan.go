@@ -92,8 +92,8 @@ func (p *planner) profile(name string) plan.Profile {
 	}
 	env := envelope{name: name, allowed: src.AllowedModels, require: out.RequireCaps, subset: out.PoolSubset}
 	if n := len(p.g.Rules) + len(out.Rules); n > plan.MaxProfileRules {
-		p.labelErrorf(path("profiles", name, "access_rules"), "holds the profile to %d access rules with the deployment's; at most %d can be told apart when one is suspended",
-			n, plan.MaxProfileRules)
+		p.labelErrorf(path("profiles", name, "access_rules"),
+			"holds the profile to %d access rules with the deployment's; at most %d can be told apart when one is suspended", n, plan.MaxProfileRules)
 		return out
 	}
 	env.rules = append(staticRules(path("access_rules"), p.g.Rules, 0), staticRules(path("profiles", name, "access_rules"), out.Rules, len(p.g.Rules))...)
@@ -101,9 +101,10 @@ func (p *planner) profile(name string) plan.Profile {
 	return out
 }
 
-// staticRules keeps the rules decidable at build time; the first of rules
-// is the profile's rule number first. Rules compiled without error line up
-// with their declarations, which is all planning ever sees.
+// staticRules keeps the rules decidable at build time, rules[i] being the
+// profile's rule first+i (its bit in a plan.RuleSet). Rules compiled
+// without error line up with their declarations, which is all planning
+// ever sees.
 func staticRules(at cue.Path, rules []plan.Rule, first int) []staticRule {
 	var out []staticRule
 	for i, r := range rules {

@@ -60,7 +60,7 @@ func (s *ruleStore) SuspensionGeneration() uint64 {
 
 // ruledGraph serves "gpt" from oa, which a static deployment-wide rule
 // denies: the plan has no candidate until the rule is suspended.
-func ruledGraph(t *testing.T) *plan.Graph {
+func ruledGraph(t testing.TB) *plan.Graph {
 	b := testkit.NewGraph("sha256:ruled")
 	oa := b.Provider(plan.Provider{Name: "oa", BaseURL: "http://oa.test/v1", Pool: -1, Auth: "bearer",
 		Channels: []plan.Channel{{Name: "native", Dialect: plan.DialectOpenAI, Tier: plan.TierNative,
