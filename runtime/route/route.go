@@ -1,6 +1,7 @@
 // Package route is the routing decision: for a request of a profile on a
-// route naming a model, the plan the graph holds for it, what the access
-// rules that read the key leave of it, the capabilities the body uses when
+// route naming a model, the plan the graph holds for it, the candidates
+// suspended access rules no longer deny put back, what the access rules
+// that read the key leave of it, the capabilities the body uses when
 // some candidate could drop one, fidelity selection, and the refusal the
 // client gets when nothing may serve. It is pure over the graph: pistrad
 // decides every request with it before admission and the attempt loop,
