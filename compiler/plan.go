@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"cuelang.org/go/cue"
-
 	"github.com/pistra/pistra/runtime/expr"
 	"github.com/pistra/pistra/runtime/plan"
 )
@@ -28,12 +26,6 @@ type envelope struct {
 	subset  string
 	// rules are the static access rules, deployment-wide first.
 	rules []staticRule
-}
-
-type staticRule struct {
-	plan.Rule
-	at  cue.Path     // the rule's condition, for evaluation errors
-	bit plan.RuleSet // the rule among the profile's (see plan.RuleSet)
 }
 
 // planner holds what planning shares across profiles.
@@ -98,21 +90,6 @@ func (p *planner) profile(name string) plan.Profile {
 	}
 	env.rules = append(staticRules(path("access_rules"), p.g.Rules, 0), staticRules(path("profiles", name, "access_rules"), out.Rules, len(p.g.Rules))...)
 	out.Table = p.table(env)
-	return out
-}
-
-// staticRules keeps the rules decidable at build time, rules[i] being the
-// profile's rule first+i (its bit in a plan.RuleSet). Rules compiled
-// without error line up with their declarations, which is all planning
-// ever sees.
-func staticRules(at cue.Path, rules []plan.Rule, first int) []staticRule {
-	var out []staticRule
-	for i, r := range rules {
-		if r.Static {
-			out = append(out, staticRule{Rule: r, at: cue.MakePath(append(index(at, i).Selectors(), cue.Str("when"))...),
-				bit: 1 << (first + i)})
-		}
-	}
 	return out
 }
 
@@ -371,37 +348,6 @@ func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Can
 		return skip, true
 	}
 	return skip, false
-}
-
-// denyingRules is the first static rule that denies a (-1 for none) and
-// every one that does, so a suspension of the first leaves the others'
-// denial standing.
-func (p *planner) denyingRules(env envelope, a expr.Attrs) (int, plan.RuleSet) {
-	first, all := -1, plan.RuleSet(0)
-	for i, r := range env.rules {
-		deny, err := p.progs.Rule(r.Expr, a)
-		if err != nil {
-			p.ruleFailed(r, a, err)
-			continue
-		}
-		if deny {
-			all |= r.bit
-			if first < 0 {
-				first = i
-			}
-		}
-	}
-	return first, all
-}
-
-// ruleFailed reports a static rule that cannot be evaluated, once per rule.
-func (p *planner) ruleFailed(r staticRule, a expr.Attrs, err error) {
-	key := pathString(r.at)
-	if p.failed[key] {
-		return
-	}
-	p.failed[key] = true
-	p.errorf(r.at, "cannot be evaluated for route %s, model %q, provider %q: %v", a.Route, a.Model, a.Provider, err)
 }
 
 // admits reports whether the option's channel gate lets upstream model m
