@@ -50,6 +50,8 @@ func (in *interner) candidates(cs []plan.Candidate) int {
 		b = strconv.AppendBool(b, c.Primary)
 		b = append(b, 0)
 		b = appendStr(b, c.PoolSubset)
+		b = strconv.AppendUint(b, uint64(c.Denied), 10)
+		b = append(b, 1)
 	}
 	in.buf = b
 	return in.lookup(in.cands, func() int {
@@ -68,6 +70,9 @@ func (in *interner) skips(ss []plan.Skip) int {
 		b = appendStr(b, s.Model)
 		b = appendStr(b, s.Reason)
 		b = strconv.AppendUint(b, uint64(s.Missing), 10)
+		b = append(b, 0)
+		b = appendStr(b, string(s.Translate))
+		b = strconv.AppendUint(b, uint64(s.Rules), 10)
 		b = append(b, 1)
 	}
 	in.buf = b
@@ -85,6 +90,10 @@ func (in *interner) plan(p plan.Plan) int {
 	b = strconv.AppendBool(b, p.NativeOnly)
 	b = append(b, ',')
 	b = strconv.AppendBool(b, p.Listed)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, uint64(p.Denied), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(p.WithDenied), 10)
 	in.buf = b
 	return in.lookup(in.plans, func() int {
 		in.g.Plans = append(in.g.Plans, p)

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"cuelang.org/go/cue"
-
 	"github.com/pistra/pistra/runtime/expr"
 	"github.com/pistra/pistra/runtime/plan"
 )
@@ -30,11 +28,6 @@ type envelope struct {
 	rules []staticRule
 }
 
-type staticRule struct {
-	plan.Rule
-	at cue.Path // the rule's condition, for evaluation errors
-}
-
 // planner holds what planning shares across profiles.
 type planner struct {
 	*compiler
@@ -44,9 +37,9 @@ type planner struct {
 	// chains[p] is provider p followed by its failover list: the providers
 	// tried for a name whose primary is p.
 	chains [][]int
-	// cands and skips are reused across candidates calls.
-	cands []plan.Candidate
-	skips []plan.Skip
+	// cands, skips and held are reused across candidates calls.
+	cands, held []plan.Candidate
+	skips       []plan.Skip
 }
 
 // plan builds every profile's table of (route, name) -> plan, the keys that
@@ -90,21 +83,13 @@ func (p *planner) profile(name string) plan.Profile {
 		out.Budgets = append(out.Budgets, slices.IndexFunc(p.g.Budgets, func(x plan.Budget) bool { return x.Name == b }))
 	}
 	env := envelope{name: name, allowed: src.AllowedModels, require: out.RequireCaps, subset: out.PoolSubset}
-	env.rules = append(staticRules(path("access_rules"), p.g.Rules), staticRules(path("profiles", name, "access_rules"), out.Rules)...)
-	out.Table = p.table(env)
-	return out
-}
-
-// staticRules keeps the rules decidable at build time. Rules compiled
-// without error line up with their declarations, which is all planning
-// ever sees.
-func staticRules(at cue.Path, rules []plan.Rule) []staticRule {
-	var out []staticRule
-	for i, r := range rules {
-		if r.Static {
-			out = append(out, staticRule{Rule: r, at: cue.MakePath(append(index(at, i).Selectors(), cue.Str("when"))...)})
-		}
+	if n := len(p.g.Rules) + len(out.Rules); n > plan.MaxProfileRules {
+		p.labelErrorf(path("profiles", name, "access_rules"),
+			"holds the profile to %d access rules with the deployment's; at most %d can be told apart when one is suspended", n, plan.MaxProfileRules)
+		return out
 	}
+	env.rules = append(staticRules(path("access_rules"), p.g.Rules, 0), staticRules(path("profiles", name, "access_rules"), out.Rules, len(p.g.Rules))...)
+	out.Table = p.table(env)
 	return out
 }
 
@@ -123,7 +108,7 @@ func (p *planner) table(env envelope) int {
 				f = &fate{}
 				fates[name] = f
 			}
-			cands, skips := p.candidates(env, ri, name, f)
+			cands, skips, denied := p.candidates(env, ri, name, f)
 			f.served = f.served || len(cands) > 0
 			if len(cands) == 0 && !envelopeSkips(skips) {
 				continue
@@ -131,6 +116,9 @@ func (p *planner) table(env envelope) int {
 			pl := plan.Plan{
 				Candidates: p.in.candidates(cands), Skips: p.in.skips(skips),
 				NativeOnly: nativeOnly(cands), Listed: len(cands) > 0,
+			}
+			if denied != 0 {
+				pl.Denied, pl.WithDenied = denied, p.in.candidates(p.held)
 			}
 			entries = append(entries, plan.Entry{Route: route, Model: name, Plan: p.in.plan(pl)})
 		}
@@ -278,12 +266,15 @@ func nativeOnly(cands []plan.Candidate) bool {
 
 // candidates walks the primary and then its failover list, in order, and
 // sorts every way each provider could serve (route, name) into candidates
-// and static skips. The returned slices are the planner's buffers, valid
-// until the next call; the interner copies what it keeps.
-func (p *planner) candidates(env envelope, ri int, name string, f *fate) ([]plan.Candidate, []plan.Skip) {
+// and static skips. Those only static rules deny are also kept, marked, in
+// p.held beside the candidates when denied (every rule denying one) is not
+// zero. The returned slices are the planner's buffers, valid until the
+// next call; the interner copies what it keeps.
+func (p *planner) candidates(env envelope, ri int, name string, f *fate) ([]plan.Candidate, []plan.Skip, plan.RuleSet) {
 	route := plan.Routes[ri]
 	p0 := p.cat.primary[name]
-	cands, skips := p.cands[:0], p.skips[:0]
+	cands, skips, held := p.cands[:0], p.skips[:0], p.held[:0]
+	var denied plan.RuleSet
 	for _, prov := range p.chains[p0] {
 		m, ok := p.cat.resolution[prov][name]
 		if !ok {
@@ -306,15 +297,20 @@ func (p *planner) candidates(env envelope, ri int, name string, f *fate) ([]plan
 			}
 			c := plan.Candidate{Provider: prov, Channel: o.channel, Tier: o.tier, Model: m, Translate: o.translate,
 				Preserves: o.preserves, Origin: o.origin, Primary: prov == p0}
-			if s, skipped := p.admit(env, route, name, &c, f); skipped {
+			s, skipped := p.admit(env, route, name, &c, f)
+			if s.Rules != 0 {
+				c.Denied, denied = s.Rules, denied|s.Rules
+				held = append(held, c)
+			}
+			if skipped {
 				skips = append(skips, s)
 				continue
 			}
-			cands = append(cands, c)
+			cands, held = append(cands, c), append(held, c)
 		}
 	}
-	p.cands, p.skips = cands, skips
-	return cands, skips
+	p.cands, p.skips, p.held = cands, skips, held
+	return cands, skips, denied
 }
 
 // admit applies the profile's envelope to one candidate: require_caps,
@@ -326,7 +322,7 @@ func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Can
 	// name the rules deny outright is not blamed on require_caps.
 	attrs := expr.Attrs{Route: string(route), Model: name, UpstreamModel: c.Model, Profile: env.name,
 		Provider: prov.Name, Channel: prov.Channels[c.Channel].Name}
-	rule := p.denyingRule(env, attrs)
+	rule, all := p.denyingRules(env, attrs)
 	if rule >= 0 && !slices.Contains(f.denied, rule) {
 		f.denied = append(f.denied, rule)
 	}
@@ -348,35 +344,10 @@ func (p *planner) admit(env envelope, route plan.Route, name string, c *plan.Can
 		if !slices.Contains(f.kept, rule) {
 			f.kept = append(f.kept, rule)
 		}
-		skip.Reason = env.rules[rule].Code
+		skip.Reason, skip.Rules = env.rules[rule].Code, all
 		return skip, true
 	}
 	return skip, false
-}
-
-// denyingRule is the first static rule that denies a, or -1.
-func (p *planner) denyingRule(env envelope, a expr.Attrs) int {
-	for i, r := range env.rules {
-		deny, err := p.progs.Rule(r.Expr, a)
-		if err != nil {
-			p.ruleFailed(r, a, err)
-			continue
-		}
-		if deny {
-			return i
-		}
-	}
-	return -1
-}
-
-// ruleFailed reports a static rule that cannot be evaluated, once per rule.
-func (p *planner) ruleFailed(r staticRule, a expr.Attrs, err error) {
-	key := pathString(r.at)
-	if p.failed[key] {
-		return
-	}
-	p.failed[key] = true
-	p.errorf(r.at, "cannot be evaluated for route %s, model %q, provider %q: %v", a.Route, a.Model, a.Provider, err)
 }
 
 // admits reports whether the option's channel gate lets upstream model m

@@ -29,10 +29,14 @@ const clusterSecret = "e2e-cluster-secret"
 // Client keys of clusterPolicy: capped draws on one small budget shared
 // by the whole cluster; node-<id> on a large one, both per profile and
 // per key, so each node's own spend has a bucket of its own; open on
-// none.
+// none. gated and held are each denied the model by an access rule: gated
+// by a deployment-wide one the build folds into its profile's plans, held
+// by its profile's own, which reads the key.
 const (
 	keyCapped = "sk-cluster-capped"
 	keyOpen   = "sk-cluster-open"
+	keyGated  = "sk-cluster-gated"
+	keyHeld   = "sk-cluster-held"
 )
 
 func nodeKey(id string) string { return "sk-cluster-node-" + id }
@@ -49,15 +53,20 @@ func clusterPolicy(limit uint64) fixture {
 		tallyNode := dayBudget("tally-node", 1000000000000)
 		tallyNode.Per = "key"
 		return testkit.Policy{
-			Providers: map[string]testkit.Provider{"up-openai": openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")},
+			Providers:   map[string]testkit.Provider{"up-openai": openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")},
+			AccessRules: []testkit.Rule{{Name: "gated-mini", When: "profile == 'gated' && upstream_model == 'gpt-4o-mini'", Code: "mini_gated"}},
 			Profiles: map[string]testkit.Profile{
 				"capped": {Budgets: []string{"cluster-cap"}},
 				"tally":  {Budgets: []string{"tally-shared", "tally-node"}},
 				"open":   {},
+				"gated":  {},
+				"held":   {AccessRules: []testkit.Rule{{Name: "held-key", When: "key == 'held'", Code: "key_held"}}},
 			},
 			Keys: []testkit.Key{
 				clientKey("capped", "capped", keyCapped),
 				clientKey("open", "open", keyOpen),
+				clientKey("gated", "gated", keyGated),
+				clientKey("held", "held", keyHeld),
 				clientKey("node-n1", "tally", nodeKey("n1")),
 				clientKey("node-n2", "tally", nodeKey("n2")),
 				clientKey("node-n3", "tally", nodeKey("n3")),
@@ -192,7 +201,7 @@ func (c *testCluster) kill(t *testing.T, n *clusterNode) {
 func (c *testCluster) checkLogs(t *testing.T, n *clusterNode) {
 	for i, d := range n.runs {
 		logs := d.logs.String()
-		for _, s := range []string{clusterSecret, adminToken, secretOpenAI, keyCapped, keyOpen, nodeKey(n.id)} {
+		for _, s := range []string{clusterSecret, adminToken, secretOpenAI, keyCapped, keyOpen, keyGated, keyHeld, nodeKey(n.id)} {
 			if strings.Contains(logs, s) {
 				t.Errorf("%s logged a secret", n.id)
 			}

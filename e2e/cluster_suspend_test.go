@@ -29,10 +29,10 @@ func (n *clusterNode) adminSend(method, path, body string) (int, string, error) 
 	return resp.StatusCode, string(b), nil
 }
 
-// untilEveryNode sends keyOpen's request to every node at once, each in
-// a tight loop, until want holds of its answer, and returns how long each
+// untilEveryNode sends key's request to every node at once, each in a
+// tight loop, until want holds of its answer, and returns how long each
 // took from start. It gives up on a node after d.
-func (c *testCluster) untilEveryNode(t *testing.T, start time.Time, d time.Duration, want func(answer) bool) map[string]time.Duration {
+func (c *testCluster) untilEveryNode(t *testing.T, start time.Time, d time.Duration, key string, want func(answer) bool) map[string]time.Duration {
 	t.Helper()
 	var mu sync.Mutex
 	took := map[string]time.Duration{}
@@ -40,7 +40,7 @@ func (c *testCluster) untilEveryNode(t *testing.T, start time.Time, d time.Durat
 	for _, n := range c.nodes {
 		wg.Go(func() {
 			for deadline := start.Add(d); time.Now().Before(deadline); {
-				if want(n.chat(keyOpen)) {
+				if want(n.chat(key)) {
 					mu.Lock()
 					took[n.id] = time.Since(start)
 					mu.Unlock()
@@ -85,7 +85,7 @@ func TestClusterSuspensionReachesEveryNode(t *testing.T) {
 	// apply it when raft tells them it is committed, well within the
 	// 500 ms a node may take to learn of another's spend.
 	set := time.Now()
-	took := c.untilEveryNode(t, set, 10*time.Second, suspended)
+	took := c.untilEveryNode(t, set, 10*time.Second, keyOpen, suspended)
 	t.Logf("set on %s (leader %s); refused after %v", setter.id, leader.id, took)
 	for id, d := range took {
 		if d > budget.FlushInterval {
@@ -141,7 +141,7 @@ func TestClusterSuspensionReachesEveryNode(t *testing.T) {
 		t.Fatalf("lift on %s: %d %s %v", other.id, code, body, err)
 	}
 	lifted := time.Now()
-	took = c.untilEveryNode(t, lifted, 10*time.Second, answered)
+	took = c.untilEveryNode(t, lifted, 10*time.Second, keyOpen, answered)
 	t.Logf("lifted on %s (leader %s); served after %v", other.id, leader.id, took)
 	for id, d := range took {
 		if d > budget.FlushInterval {

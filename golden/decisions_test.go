@@ -15,14 +15,16 @@ import (
 // decision is one routing fact a policy author pins: who asks for what
 // with which capabilities, and who serves it or how it is refused.
 type decision struct {
-	Note      string     `json:"note"`
-	Profile   string     `json:"profile,omitempty"`
-	Key       string     `json:"key,omitempty"`
-	Route     plan.Route `json:"route"`
-	Model     string     `json:"model"`
-	Caps      []string   `json:"caps,omitempty"`
-	Want      *served    `json:"want,omitempty"`
-	WantError string     `json:"want_error,omitempty"`
+	Note    string     `json:"note"`
+	Profile string     `json:"profile,omitempty"`
+	Key     string     `json:"key,omitempty"`
+	Route   plan.Route `json:"route"`
+	Model   string     `json:"model"`
+	Caps    []string   `json:"caps,omitempty"`
+	// Suspend names the access rules suspended for the decision.
+	Suspend   []string `json:"suspend,omitempty"`
+	Want      *served  `json:"want,omitempty"`
+	WantError string   `json:"want_error,omitempty"`
 }
 
 // served names the candidate that takes a request.
@@ -83,7 +85,7 @@ func decide(g *plan.Graph, d decision) (served, string, error) {
 	if err != nil {
 		return served{}, "", err
 	}
-	cands, err := route.Attempts(g, route.Query{Profile: prof, Route: d.Route, Model: d.Model}, d.Key, used)
+	cands, err := route.Attempts(g, route.Query{Profile: prof, Route: d.Route, Model: d.Model}, d.Key, d.Suspend, used)
 	var refusal *dialect.Error
 	switch {
 	case errors.As(err, &refusal):

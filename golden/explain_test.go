@@ -51,10 +51,14 @@ func parseQuery(line string) (explain.Query, error) {
 	route := fs.String("route", "", "")
 	fs.StringVar(&q.Model, "model", "", "")
 	caps := fs.String("caps", "", "")
+	suspend := fs.String("suspend", "", "")
 	if err := fs.Parse(strings.Fields(line)); err != nil {
 		return q, err
 	}
 	q.Route = plan.Route(*route)
+	if *suspend != "" {
+		q.Suspend = strings.Split(*suspend, ",")
+	}
 	var names []string
 	if *caps != "" {
 		names = strings.Split(*caps, ",")

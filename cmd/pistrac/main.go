@@ -38,7 +38,7 @@ Usage:
         warnings (policy that cannot take effect, a claim verified more
         than claim_max_age_days ago) are printed too, and with -strict
         fail the check
-  pistrac explain (-profile P | -key K) -route R -model M [-caps a,b] (POLICYDIR | -bundle FILE)
+  pistrac explain (-profile P | -key K) -route R -model M [-caps a,b] [-suspend RULE,...] (POLICYDIR | -bundle FILE)
         the candidates of one plan in order, every skip with its reason, and
         what fidelity selection does for a request using the given caps
   pistrac diff A B

@@ -15,7 +15,7 @@ import (
 )
 
 func (c *cli) explain(args []string) int {
-	fs := c.flags("explain", "(-profile P | -key K) -route R -model M [-caps a,b] (POLICYDIR | -bundle FILE)")
+	fs := c.flags("explain", "(-profile P | -key K) -route R -model M [-caps a,b] [-suspend RULE,...] (POLICYDIR | -bundle FILE)")
 	var q explain.Query
 	fs.StringVar(&q.Profile, "profile", "", "the `PROFILE` whose plan to explain")
 	fs.StringVar(&q.Key, "key", "", "the `KEY` name whose profile to use, instead of -profile")
@@ -23,6 +23,7 @@ func (c *cli) explain(args []string) int {
 	fs.StringVar(&q.Model, "model", "", "the requested `MODEL` or alias")
 	caps := fs.String("caps", "", "comma-separated `CAPS` the request uses: "+strings.Join(plan.CapNames(), ", ")+
 		" (\"pistrac caps\" says what counts as using each)")
+	suspend := fs.String("suspend", "", "comma-separated access `RULES` to decide with suspended, as pistrad does while they are")
 	bundlePath := fs.String("bundle", "", "read the graph from bundle.json `FILE` instead of a policy directory")
 	pos, status, ok := c.parse(fs, args, 0, 1)
 	if !ok {
@@ -31,6 +32,9 @@ func (c *cli) explain(args []string) int {
 	var err error
 	if q.Caps, err = plan.ParseCaps(*caps); err != nil {
 		return c.usageError("explain", "%v", err)
+	}
+	if *suspend != "" {
+		q.Suspend = strings.Split(*suspend, ",")
 	}
 	q.Route = plan.Route(*route)
 	g, status := c.loadSource("explain", pos, *bundlePath)

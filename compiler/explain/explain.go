@@ -11,16 +11,21 @@ import (
 )
 
 // Plan prints the plan a query names: its candidates in attempt order, every
-// candidate ruled out at build time and why, and what fidelity selection
-// does for the capabilities in q.Caps, all as pistrad's own decision
-// (package route) has them. A query with no plan is an error naming what
-// would be accepted.
+// candidate ruled out at build time and why, the access rules behind the
+// denials (each suspendable), and what fidelity selection does for the
+// capabilities in q.Caps, all as pistrad's own decision (package route)
+// has them, with the rules in q.Suspend suspended. A query with no plan is
+// an error naming what would be accepted.
 func Plan(w io.Writer, g *plan.Graph, q Query) error {
 	r, err := resolve(g, q)
 	if err != nil {
 		return err
 	}
-	var rules *route.Rules
+	suspended, err := suspendedSet(g, r.profile, q.Suspend)
+	if err != nil {
+		return err
+	}
+	rules := &route.Rules{} // without a key, only the rules the build folded
 	if r.key != "" {
 		// The key's rules as pistrad applies them: the candidates they deny
 		// follow the build's skips.
@@ -28,12 +33,13 @@ func Plan(w io.Writer, g *plan.Graph, q Query) error {
 			return err
 		}
 	}
+	rules.Suspend(suspended)
 	d, refusal := route.Decide(g, route.Query{Profile: r.profile, Route: q.Route, Model: q.Model}, route.Fixed(q.Caps), rules, nil)
 	if d.Plan == nil {
 		return noPlan(g, r.profile, q.Route, q.Model)
 	}
 	p := &printer{w: w}
-	built := len(g.SkipsOf(d.Plan))
+	built := buildSkips(g, r.profile, d.Skips)
 	writeHeader(p, g, q, r, &d, refusal)
 	writeCandidates(p, g, d.Candidates)
 	writeSkips(p, g, "skipped at build time:", d.Skips[:built])
@@ -47,6 +53,8 @@ func Plan(w io.Writer, g *plan.Graph, q Query) error {
 			p.printf("  access rule %s (code %s)\n", strconv.Quote(rule.Name), rule.Code)
 		}
 	}
+	writeDenials(p, g, r.profile, d.Skips)
+	writeLifted(p, g, r.profile, d.Lifted, q.Suspend)
 	writeSelection(p, g, &d, q.Caps)
 	return p.err
 }

@@ -19,6 +19,9 @@ type Query struct {
 	Route plan.Route
 	Model string
 	Caps  plan.CapSet
+	// Suspend names access rules to decide with suspended, as pistrad
+	// does while an operator's suspension of them stands.
+	Suspend []string
 }
 
 // resolved is a query checked against a graph.

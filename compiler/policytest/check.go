@@ -138,7 +138,7 @@ func (v *vocab) keysOf(profile int) []string {
 	return out
 }
 
-func ruleNames(rules []plan.Rule) string {
+func ruleNames(rules []plan.RequestRule) string {
 	names := make([]string, len(rules))
 	for i, r := range rules {
 		names[i] = fmt.Sprintf("%q", r.Name)

@@ -354,7 +354,7 @@ func Run(g *plan.Graph, cases []*Case) []Result {
 
 func run(g *plan.Graph, c *Case) Result {
 	r := Result{Case: c}
-	cands, err := route.Attempts(g, route.Query{Profile: c.profile, Route: c.Route, Model: c.Model}, c.Key, c.used)
+	cands, err := route.Attempts(g, route.Query{Profile: c.profile, Route: c.Route, Model: c.Model}, c.Key, nil, c.used)
 	var e *dialect.Error
 	switch {
 	case errors.As(err, &e):

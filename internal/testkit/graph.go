@@ -55,6 +55,21 @@ func (b *GraphBuilder) Plan(p plan.Plan, cands []plan.Candidate, skips []plan.Sk
 	return i
 }
 
+// DeniedPlan is Plan for a plan whose static access rules deny some of
+// withDenied, each marked with them (Candidate.Denied): the others are
+// its candidates, and its Denied and WithDenied follow from the marks.
+func (b *GraphBuilder) DeniedPlan(p plan.Plan, withDenied []plan.Candidate, skips []plan.Skip) int {
+	var cands []plan.Candidate
+	for _, c := range withDenied {
+		if c.Denied == 0 {
+			cands = append(cands, c)
+		}
+		p.Denied |= c.Denied
+	}
+	p.WithDenied = intern(b.lists, &b.CandidateLists, withDenied)
+	return b.Plan(p, cands, skips)
+}
+
 // Table adds a routing table of entries, sorted as the runtime expects,
 // and returns its index.
 func (b *GraphBuilder) Table(entries ...plan.Entry) int {

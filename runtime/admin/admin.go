@@ -90,6 +90,10 @@ type Status struct {
 	Circuits []circuit.Status `json:"circuits,omitempty"`
 	// Bundle identifies the build that serves.
 	Bundle BundleStatus `json:"bundle"`
+	// SuspendedRules are the access rules suspended now, each with the
+	// rules of the serving policy it stands for and how many of this
+	// node's decisions served a candidate it denies.
+	SuspendedRules []suspend.RuleStatus `json:"suspended_rules,omitempty"`
 }
 
 // LedgerStatus is one node's view of the durable ledger; the ledger

@@ -135,6 +135,10 @@ func verifyProfiles(g *plan.Graph) error {
 		if err := verifyRules(at+".rules", p.Rules, g.CEL); err != nil {
 			return err
 		}
+		// A rule past the last bit of a RuleSet could never be suspended.
+		if n := len(g.Rules) + len(p.Rules); n > plan.MaxProfileRules {
+			return fmt.Errorf("%s.rules: held to %d access rules with the deployment's, more than %d", at, n, plan.MaxProfileRules)
+		}
 	}
 	return nil
 }
@@ -255,6 +259,9 @@ func verifyPlans(g *plan.Graph) error {
 		}
 		if !inRange(p.Skips, len(g.SkipLists)) {
 			return outOfRange(fmt.Sprintf("plans[%d].skips", i), p.Skips, len(g.SkipLists))
+		}
+		if p.Denied != 0 && !inRange(p.WithDenied, len(g.CandidateLists)) {
+			return outOfRange(fmt.Sprintf("plans[%d].with_denied", i), p.WithDenied, len(g.CandidateLists))
 		}
 	}
 	return nil

@@ -61,12 +61,19 @@ func TestVerifyRefuses(t *testing.T) {
 			"skip_lists[1][0].channel (of provider anthropic): index 2 out of range"},
 		{"whole-provider skip", func(g *plan.Graph) { g.SkipLists[1][1].Provider = 3 },
 			"skip_lists[1][1].provider: index 3 out of range"},
-		{"plan candidates", func(g *plan.Graph) { g.Plans[2].Candidates = 3 },
-			"plans[2].candidates: index 3 out of range (3 defined)"},
-		{"plan skips", func(g *plan.Graph) { g.Plans[0].Skips = 2 },
-			"plans[0].skips: index 2 out of range (2 defined)"},
-		{"entry plan", func(g *plan.Graph) { g.Tables[1].Entries[0].Plan = 3 },
-			"tables[1].entries[0].plan: index 3 out of range (3 defined)"},
+		{"plan candidates", func(g *plan.Graph) { g.Plans[2].Candidates = 5 },
+			"plans[2].candidates: index 5 out of range (5 defined)"},
+		{"plan skips", func(g *plan.Graph) { g.Plans[0].Skips = 3 },
+			"plans[0].skips: index 3 out of range (3 defined)"},
+		{"entry plan", func(g *plan.Graph) { g.Tables[1].Entries[0].Plan = 4 },
+			"tables[1].entries[0].plan: index 4 out of range (4 defined)"},
+		{"more rules than a rule set tells apart", func(g *plan.Graph) {
+			for len(g.Profiles[1].Rules) < plan.MaxProfileRules {
+				g.Profiles[1].Rules = append(g.Profiles[1].Rules, g.Profiles[1].Rules[0])
+			}
+		}, "profiles[1] (eval).rules: held to 65 access rules with the deployment's, more than 64"},
+		{"plan with_denied", func(g *plan.Graph) { g.Plans[3].WithDenied = 5 },
+			"plans[3].with_denied: index 5 out of range (5 defined)"},
 		{"entries out of order by name", func(g *plan.Graph) { g.Tables[0].Entries[1].Model = "a" },
 			`tables[0].entries[1]: (chat_completions, "a") must sort after (chat_completions, "fast")`},
 		{"entries out of order by route", func(g *plan.Graph) { g.Tables[1].Entries[0].Route = plan.RouteResponses },

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 
@@ -20,7 +21,10 @@ type FSM struct {
 	mu          sync.RWMutex
 	totals      map[budget.Key]uint64
 	suspensions map[suspensionID]wireSuspension
-	sessions    map[string]*session
+	// suspGen moves, under mu, after every change of suspensions, so a
+	// reader that sees it move sees the change.
+	suspGen  atomic.Uint64
+	sessions map[string]*session
 	// index is the raft index of the last command applied; raft's own
 	// applied index runs ahead of it, counting entries handed to the FSM
 	// before they are applied. applied is closed and replaced when it
@@ -64,8 +68,10 @@ func (f *FSM) Apply(l *raft.Log) any {
 		f.applyBatch(c.Batch)
 	case c.Suspend != nil:
 		f.suspensions[c.Suspend.id()] = *c.Suspend
+		f.suspGen.Add(1)
 	case c.Clear != nil:
 		delete(f.suspensions, *c.Clear)
+		f.suspGen.Add(1)
 	case c.Compact != nil:
 		f.compact(c.Compact)
 	}

@@ -164,3 +164,34 @@ func TestCommandsAreValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestSuspensionGenerationMoves: the generation moves on every applied
+// suspension, clear and restored snapshot, and not on spend, so what the
+// request path derives from suspensions is derived again exactly when
+// they change.
+func TestSuspensionGenerationMoves(t *testing.T) {
+	f := newFSM()
+	gen := f.suspGen.Load()
+	step := func(what string, moves bool) {
+		t.Helper()
+		now := f.suspGen.Load()
+		if (now != gen) != moves {
+			t.Errorf("%s: generation %d -> %d", what, gen, now)
+		}
+		gen = now
+	}
+	applyCmd(t, f, flushOf("s", 1, 0, 5, 6))
+	step("a flush", false)
+	applyCmd(t, f, command{Suspend: &wireSuspension{Kind: suspend.KindRule, Name: "no-o1"}})
+	step("a rule suspended", true)
+	first := persist(t, f)
+	applyCmd(t, f, command{Clear: &suspensionID{Kind: suspend.KindRule, Name: "no-o1"}})
+	step("a rule lifted", true)
+	if err := f.Restore(io.NopCloser(bytes.NewReader(first))); err != nil {
+		t.Fatal(err)
+	}
+	step("a snapshot restored", true)
+	if _, ok := f.suspended(suspensionID{Kind: suspend.KindRule, Name: "no-o1"}); !ok {
+		t.Error("the restored snapshot lost the rule suspension")
+	}
+}

@@ -103,6 +103,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	f.totals, f.suspensions, f.sessions = totals, suspensions, sessions
+	f.suspGen.Add(1)
 	f.advance(p.Index)
 	f.mu.Unlock()
 	return nil

@@ -78,6 +78,10 @@ func (n *Node) Suspensions() []suspend.Suspension {
 	return out
 }
 
+// SuspensionGeneration moves whenever this node's replica applies a
+// change of suspensions (or a snapshot).
+func (n *Node) SuspensionGeneration() uint64 { return n.fsm.suspGen.Load() }
+
 func sortSuspensions(s []wireSuspension) {
 	slices.SortFunc(s, func(a, b wireSuspension) int {
 		return cmp.Or(strings.Compare(string(a.Kind), string(b.Kind)), strings.Compare(a.Name, b.Name))

@@ -334,46 +334,6 @@ type Budget struct {
 	CostPerSession uint64 `json:"cost_per_session"`
 }
 
-// Rule is an access rule: when its condition holds the request is denied
-// with the rule's code.
-type Rule struct {
-	Name    string `json:"name"`
-	Code    string `json:"code"`
-	Message string `json:"message,omitempty"`
-	Expr    int    `json:"expr"` // index into Graph.CEL
-	// Static is true when the condition reads only facts known at build
-	// time; such rules are already folded into the plans as skips.
-	Static bool `json:"static"`
-}
-
-// RequestRules are the access rules of profile the build could not fold
-// into its plans, because they read the key: the deployment-wide ones,
-// then the profile's, in the order written. Nil when there are none.
-func (g *Graph) RequestRules(profile int) []Rule {
-	var out []Rule
-	for _, rules := range [][]Rule{g.Rules, g.Profiles[profile].Rules} {
-		for _, r := range rules {
-			if !r.Static {
-				out = append(out, r)
-			}
-		}
-	}
-	return out
-}
-
-// RuleByCode is the first access rule of profile (deployment-wide, then
-// its own) whose code is code, the rule behind a skip of that reason.
-func (g *Graph) RuleByCode(profile int, code string) (Rule, bool) {
-	for _, rules := range [][]Rule{g.Rules, g.Profiles[profile].Rules} {
-		for _, r := range rules {
-			if r.Code == code {
-				return r, true
-			}
-		}
-	}
-	return Rule{}, false
-}
-
 // Expr is a CEL expression checked at build time.
 type Expr struct {
 	Kind   string `json:"kind"` // "cost" or "rule"
@@ -428,6 +388,12 @@ type Plan struct {
 	// Listed is true when the name is advertised in GET /v1/models for
 	// the profile (at least one candidate can serve it).
 	Listed bool `json:"listed"`
+	// Denied is every static access rule that denies one of the plan's
+	// candidates; WithDenied then indexes Graph.CandidateLists: the
+	// candidates with those the rules deny kept in place, marked, so that
+	// a suspended rule's candidates are restored in attempt order.
+	Denied     RuleSet `json:"denied,omitempty"`
+	WithDenied int     `json:"with_denied,omitempty"`
 }
 
 // Candidate is one way to serve a plan, in attempt order.
@@ -449,6 +415,10 @@ type Candidate struct {
 	Primary bool `json:"primary"`
 	// PoolSubset restricts a pool-backed candidate to one subset.
 	PoolSubset string `json:"pool_subset,omitempty"`
+	// Denied is, in a plan's WithDenied list, the static access rules that
+	// deny this candidate: it serves while every one of them is
+	// suspended. Zero in the candidate lists plans serve from.
+	Denied RuleSet `json:"denied,omitempty"`
 }
 
 // Skip is a candidate ruled out at build time.
@@ -465,6 +435,10 @@ type Skip struct {
 	// Translate is the dialect pair when the skipped candidate would have
 	// ridden the channel through a translator.
 	Translate Translation `json:"translate,omitempty"`
+	// Rules are, for a skip an access rule made, the rules that deny the
+	// candidate (the first of them gave Reason): every static one, and
+	// of those read per request, the one that denied it.
+	Rules RuleSet `json:"rules,omitempty"`
 }
 
 // ChannelAuth is how channel ci of p presents its credential: the

@@ -25,7 +25,7 @@ var deploymentRules = []Rule{
 	{Name: "d-key", Code: "key_blocked", Expr: 1},
 }
 
-func ruleNames(rules []Rule) []string {
+func ruleNames(rules []RequestRule) []string {
 	var out []string
 	for _, r := range rules {
 		out = append(out, r.Name)
@@ -49,9 +49,15 @@ func TestRequestRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := rulesGraph(c.deployment).RequestRules(c.profile)
+			g := rulesGraph(c.deployment)
+			got := g.RequestRules(c.profile)
 			if !slices.Equal(ruleNames(got), c.want) || (c.want == nil) != (got == nil) {
 				t.Fatalf("RequestRules = %q, want %q", ruleNames(got), c.want)
+			}
+			for _, r := range got {
+				if r.Bit.Len() != 1 || g.ProfileRule(c.profile, r.Bit.First()).Name != r.Name {
+					t.Errorf("rule %q has bit %b, which stands for another rule", r.Name, r.Bit)
+				}
 			}
 		})
 	}

@@ -9,7 +9,7 @@ import (
 
 // preflightNote is what every preflight answer says about itself.
 const preflightNote = "no upstream call was made: this answers routing and fidelity only " +
-	"(which candidate would serve and what it would drop, past suspended providers and open circuits), " +
+	"(which candidate would serve and what it would drop, past suspended providers and open circuits, and with suspended access rules lifted), " +
 	"not availability, budgets or output"
 
 // Answer is the body of a successful preflight: what a request would be
@@ -35,6 +35,24 @@ type Answer struct {
 	// Skipped are candidates the policy ruled out, at build time or by the
 	// key's access rules, then those the attempt loop would pass over now.
 	Skipped []Skipped `json:"skipped"`
+	// SuspendedRules are the access rules the decision did not apply
+	// because they are suspended, each with the candidates it kept that
+	// the rule denies.
+	SuspendedRules []SuspendedRule `json:"suspended_rules"`
+}
+
+// SuspendedRule is an access rule a decision skipped, suspended.
+type SuspendedRule struct {
+	Name string `json:"name"`
+	Code string `json:"code"`
+	// Profile is the profile whose own rule it is; empty for a
+	// deployment-wide rule.
+	Profile string `json:"profile,omitempty"`
+	// Static is true for a rule the build folded into the plans.
+	Static bool `json:"static"`
+	// WouldDeny are the candidates kept that the rule denies, with its
+	// code as their reason.
+	WouldDeny []Skipped `json:"would_deny"`
 }
 
 // CapsRead says whether the body was read for capabilities (it is not when
@@ -77,14 +95,46 @@ func NewAnswer(g *plan.Graph, key string, d *Decision) Answer {
 		a.PassedOver = append(a.PassedOver, describe(g, &d.Candidates[l.Candidate], d.Used))
 	}
 	for _, sk := range d.Skips {
-		prov := &g.Providers[sk.Provider]
-		s := Skipped{Provider: prov.Name, Model: sk.Model, Reason: sk.Reason, Missing: sk.Missing, Translate: sk.Translate}
-		if sk.Channel >= 0 && sk.Channel < len(prov.Channels) {
-			s.Channel = prov.Channels[sk.Channel].Name
-		}
-		a.Skipped = append(a.Skipped, s)
+		a.Skipped = append(a.Skipped, skipped(g, sk))
 	}
+	a.SuspendedRules = suspendedRules(g, d)
 	return a
+}
+
+func skipped(g *plan.Graph, sk plan.Skip) Skipped {
+	prov := &g.Providers[sk.Provider]
+	s := Skipped{Provider: prov.Name, Model: sk.Model, Reason: sk.Reason, Missing: sk.Missing, Translate: sk.Translate}
+	if sk.Channel >= 0 && sk.Channel < len(prov.Channels) {
+		s.Channel = prov.Channels[sk.Channel].Name
+	}
+	return s
+}
+
+// suspendedRules groups d.Lifted by rule, in the order the rules are
+// written.
+func suspendedRules(g *plan.Graph, d *Decision) []SuspendedRule {
+	out := []SuspendedRule{}
+	var all plan.RuleSet
+	for _, l := range d.Lifted {
+		all |= l.Rules
+	}
+	profile := d.Query.Profile
+	for ; all != 0; all &= all - 1 {
+		i := all.First()
+		r := g.ProfileRule(profile, i)
+		sr := SuspendedRule{Name: r.Name, Code: r.Code, Static: r.Static}
+		if i >= len(g.Rules) {
+			sr.Profile = g.Profiles[profile].Name
+		}
+		for _, l := range d.Lifted {
+			if l.Rules&(1<<i) != 0 {
+				l.Reason = r.Code
+				sr.WouldDeny = append(sr.WouldDeny, skipped(g, l))
+			}
+		}
+		out = append(out, sr)
+	}
+	return out
 }
 
 // Attempt adds c, which the attempt loop would try, to the attempt order.

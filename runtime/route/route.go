@@ -1,6 +1,7 @@
 // Package route is the routing decision: for a request of a profile on a
-// route naming a model, the plan the graph holds for it, what the access
-// rules that read the key leave of it, the capabilities the body uses when
+// route naming a model, the plan the graph holds for it, the candidates
+// suspended access rules no longer deny put back, what the access rules
+// that read the key leave of it, the capabilities the body uses when
 // some candidate could drop one, fidelity selection, and the refusal the
 // client gets when nothing may serve. It is pure over the graph: pistrad
 // decides every request with it before admission and the attempt loop,
@@ -35,6 +36,10 @@ type Decision struct {
 	// Skips are the plan's build-time skips, followed by the candidates the
 	// key's access rules denied (see Rules).
 	Skips []plan.Skip
+	// Lifted are the candidates kept although a suspended access rule
+	// denies them, each with the suspended rules that do (Skip.Rules) and
+	// the first one's code.
+	Lifted []plan.Skip
 	// Used is what the body was found to use; Read says whether it was
 	// read at all (not when no candidate could lose anything readable).
 	Used      plan.CapSet
@@ -55,7 +60,8 @@ type Fixed plan.CapSet
 // Caps returns f.
 func (f Fixed) Caps() plan.CapSet { return plan.CapSet(f) }
 
-// Decide looks the plan up, puts its candidates to rules (nil for none),
+// Decide looks the plan up, restores the candidates only suspended rules
+// deny (a bit test when none is), puts its candidates to rules (nil for none),
 // asks src for the capabilities the body uses when some candidate could
 // drop one, and runs fidelity selection; buf is reused for the attempt
 // order when it has room. The error is the refusal the client gets: no
@@ -67,13 +73,21 @@ func Decide(g *plan.Graph, q Query, src CapSource, rules *Rules, buf []int) (Dec
 		return Decision{Query: q}, modelError(g, q)
 	}
 	d := Decision{Query: q, Plan: p, Candidates: g.CandidatesOf(p), Skips: g.SkipsOf(p)}
-	if rules != nil && len(rules.rules) > 0 {
-		rules.apply(g, q, &d)
+	nativeOnly := p.NativeOnly
+	if rules != nil {
+		restored := p.Denied&rules.suspended != 0
+		if restored {
+			rules.restore(g, p, &d)
+			nativeOnly = false // the build judged the plan without them
+		}
+		if restored || len(rules.rules) > 0 {
+			rules.apply(g, q, &d)
+		}
 	}
 	if len(d.Candidates) == 0 {
 		return d, noCandidateError(g, q, d.Skips)
 	}
-	d.Used, d.Read = capsUsed(p, d.Candidates, q.Route, src)
+	d.Used, d.Read = capsUsed(nativeOnly, d.Candidates, q.Route, src)
 	d.Selection = plan.Select(d.Candidates, d.Used, g.LossAction(q.Profile), buf)
 	if d.Selection.Rejected {
 		return d, fidelityError(g, &d, q.Model)
@@ -82,14 +96,16 @@ func Decide(g *plan.Graph, q Query, src CapSource, rules *Rules, buf []int) (Dec
 }
 
 // Attempts is the decision for the key named key ("" for none) on a body
-// using exactly used: the candidates pistrad would attempt, in order, or
-// the refusal (a *dialect.Error) the client would get. `pistrac test` and
-// the golden cases answer with it, so they hold the gateway's own code.
-func Attempts(g *plan.Graph, q Query, key string, used plan.CapSet) ([]plan.Candidate, error) {
+// using exactly used, with the access rules named in suspended suspended:
+// the candidates pistrad would attempt, in order, or the refusal (a
+// *dialect.Error) the client would get. `pistrac test` and the golden
+// cases answer with it, so they hold the gateway's own code.
+func Attempts(g *plan.Graph, q Query, key string, suspended []string, used plan.CapSet) ([]plan.Candidate, error) {
 	rules, err := LoadRules(g, q.Profile, key)
 	if err != nil {
 		return nil, err
 	}
+	rules.Suspend(g.RulesNamed(q.Profile, func(name string) bool { return slices.Contains(suspended, name) }))
 	d, e := Decide(g, q, Fixed(used), rules, nil)
 	if e != nil {
 		return nil, e
@@ -104,8 +120,8 @@ func Attempts(g *plan.Graph, q Query, key string, used plan.CapSet) ([]plan.Cand
 // capsUsed asks src only when the answer could change selection: never for
 // a native-only plan, and not when every candidate keeps everything the
 // route's reader can detect.
-func capsUsed(p *plan.Plan, cands []plan.Candidate, route plan.Route, src CapSource) (plan.CapSet, bool) {
-	if p.NativeOnly {
+func capsUsed(nativeOnly bool, cands []plan.Candidate, route plan.Route, src CapSource) (plan.CapSet, bool) {
+	if nativeOnly {
 		return 0, false
 	}
 	detectable := caps.Detectable(route)

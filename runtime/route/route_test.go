@@ -37,7 +37,7 @@ func TestCapsReadOnlyWhenItMatters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		src := &countingCaps{used: plan.Of(plan.CapStrictTools)}
-		used, read := capsUsed(&plan.Plan{NativeOnly: tt.nativeOnly}, tt.cands, route, src)
+		used, read := capsUsed(tt.nativeOnly, tt.cands, route, src)
 		if src.asked != tt.asked || read != (tt.asked > 0) || (used != 0) != read {
 			t.Errorf("%s: asked %d times (read %v, used %v), want %d", tt.name, src.asked, read, used, tt.asked)
 		}
@@ -67,7 +67,7 @@ func BenchmarkCapsUsed(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				r.Reset(plan.RouteChatCompletions, payload)
-				if used, _ := capsUsed(&bc.plan, bc.cands, plan.RouteChatCompletions, &r); used != bc.want {
+				if used, _ := capsUsed(bc.plan.NativeOnly, bc.cands, plan.RouteChatCompletions, &r); used != bc.want {
 					b.Fatalf("used %v, want %v", used, bc.want)
 				}
 			}
@@ -184,7 +184,7 @@ func TestAttempts(t *testing.T) {
 		{"someone", "oa:gpt-4o", ""},
 		{"blocked", "", "key_blocked"},
 	} {
-		cands, err := Attempts(g, tools, tc.key, 0)
+		cands, err := Attempts(g, tools, tc.key, nil, 0)
 		var e *dialect.Error
 		if tc.code != "" {
 			if !errors.As(err, &e) || e.Code != tc.code || cands != nil {

@@ -11,7 +11,36 @@ import (
 // path: checks, key lookup, body read and scan, plan lookup, the attempt
 // loop against an in-memory upstream, relay, log line and metrics.
 func BenchmarkInference(b *testing.B) {
-	s := newTestServer(b, okUpstream().Unrecorded())
+	benchInference(b, newTestServer(b, okUpstream().Unrecorded()))
+}
+
+// BenchmarkInferenceWithSuspensions is BenchmarkInference on a gateway
+// that keeps suspensions, none of them in force: what every request pays
+// to learn that no key, provider or access rule is suspended.
+func BenchmarkInferenceWithSuspensions(b *testing.B) {
+	o := testOptions(testGraph(), okUpstream().Unrecorded())
+	o.Suspensions = suspendedProviders{}
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchInference(b, s)
+}
+
+// BenchmarkInferenceRuleSuspended is a request served only because the
+// folded access rule that denies its one candidate is suspended: the
+// plan's candidates are restored into the exchange's own buffers.
+func BenchmarkInferenceRuleSuspended(b *testing.B) {
+	o := testOptions(ruledGraph(b), okUpstream().Unrecorded())
+	o.Suspensions = &ruleStore{rules: map[string]bool{"no-oa": true}}
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchInference(b, s)
+}
+
+func benchInference(b *testing.B, s *Server) {
 	body := []byte(`{"model":"gpt","messages":[{"role":"user","content":"Measure the gateway on this short prompt"}]}`)
 	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 	req.Header.Set("Authorization", "Bearer k-default")

@@ -11,12 +11,14 @@ import (
 
 // decide is routing's decision (package route) for x on rt, with the
 // exchange's own buffers: the key's access rules and the attempt order.
+// The profile's suspended rules deny nothing.
 func (s *Server) decide(x *exchange, rt plan.Route) (route.Decision, *dialect.Error) {
 	key := ""
 	if x.key >= 0 {
 		key = x.snap.Graph.Keys[x.key].Name
 	}
 	x.keyRules.Reset(x.snap.Programs, x.snap.RequestRules[x.profile], key)
+	x.keyRules.Suspend(s.rules.Of(x.snap.Graph, x.profile))
 	q := route.Query{Profile: x.profile, Route: rt, Model: x.rec.Model}
 	d, e := route.Decide(x.snap.Graph, q, &x.caps, &x.keyRules, x.order)
 	if d.Selection.Attempt != nil {

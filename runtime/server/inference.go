@@ -111,6 +111,9 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 	g := x.snap.Graph
 	d, e := s.decide(x, route)
 	s.countSelection(g, &d)
+	if len(d.Lifted) > 0 {
+		s.rules.Lifted(g, x.profile, d.Lifted, x.rec.Start)
+	}
 	if e != nil {
 		if d.Selection.Rejected {
 			x.rec.Origin = d.Origins()

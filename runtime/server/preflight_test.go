@@ -206,6 +206,9 @@ func (p suspendedProviders) Suspended(k suspend.Kind, name string) (suspend.Susp
 
 func (suspendedProviders) Suspensions() []suspend.Suspension { return nil }
 
+// SuspensionGeneration never moves: nothing can be set.
+func (suspendedProviders) SuspensionGeneration() uint64 { return 0 }
+
 // lossyOnlyGraph serves "tools" from two compat channels, both dropping
 // something a strict, structured request uses: the primary's (vendor)
 // keeps nothing, the failover's (other) structured output, so a profile

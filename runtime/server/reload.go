@@ -106,6 +106,7 @@ func (s *Server) Status() admin.Status {
 		LastFlush:       s.budgets.LastFlush(),
 		Bundle:          s.bundleStatus(snap.Graph),
 		Circuits:        s.circuits.Status(time.Now()),
+		SuspendedRules:  s.rules.Status(snap.Graph),
 	}
 	if h := s.opts.LedgerHealth; h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -100,6 +100,8 @@ type Server struct {
 	// gate; suspensions is the gate of Options.Suspensions.
 	circuits    *circuit.Set
 	suspensions suspend.Gate
+	// rules are the access rules suspended now, per profile, for routing.
+	rules *suspend.Rules
 	// stopFlush ends the budget flush loop; flushed is closed once it has
 	// made its last flush.
 	stopFlush context.CancelFunc
@@ -130,6 +132,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.circuits = circuit.NewSet(s.logCircuit)
 	s.suspensions = suspend.Gate{Store: o.Suspensions}
+	s.rules = suspend.NewRules(o.Suspensions)
 	// An open circuit is checked before a budget is held for the candidate; a
 	// half-open probe taken for a candidate the budget then refuses is given
 	// back (the circuit's probe ticket).

@@ -32,7 +32,7 @@ type Snapshot struct {
 	Programs *expr.Programs
 	// RequestRules[profile] is Graph.RequestRules(profile), kept so no
 	// request filters the rules again.
-	RequestRules [][]plan.Rule
+	RequestRules [][]plan.RequestRule
 	// Source says where the graph came from ("compiled-in", a bundle path).
 	Source   string
 	LoadedAt time.Time
@@ -67,7 +67,7 @@ func New(g *plan.Graph, source string, env func(string) (string, bool)) (*Snapsh
 	}
 	s := &Snapshot{Graph: g, Upstreams: ups, Programs: progs, Source: source, LoadedAt: time.Now(), keys: keys}
 	s.models = make([][numDialects][]string, len(g.Profiles))
-	s.RequestRules = make([][]plan.Rule, len(g.Profiles))
+	s.RequestRules = make([][]plan.RequestRule, len(g.Profiles))
 	for p := range g.Profiles {
 		s.RequestRules[p] = g.RequestRules(p)
 		for _, r := range plan.Routes {

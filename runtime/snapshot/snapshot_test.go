@@ -198,7 +198,7 @@ func TestRequestRulesPerProfile(t *testing.T) {
 	g.Rules = []plan.Rule{{Name: "folded", Static: true}, {Name: "everyone"}}
 	g.Profiles[1].Rules = []plan.Rule{{Name: "narrow-only"}}
 	s := newSnapshot(t, g)
-	names := func(rs []plan.Rule) (out []string) {
+	names := func(rs []plan.RequestRule) (out []string) {
 		for _, r := range rs {
 			out = append(out, r.Name)
 		}

@@ -1,8 +1,8 @@
 // Package suspend is operators' suspensions of keys, providers and access
 // rules: what a suspension is, where the request path looks them up
 // (Store, kept durable by the ledger), the admission gate that holds back
-// a suspended provider's candidates and the check that refuses a
-// suspended key.
+// a suspended provider's candidates, the check that refuses a suspended
+// key, and the sets of suspended rules routing lifts (Rules).
 package suspend
 
 import (
@@ -22,7 +22,7 @@ type Kind string
 const (
 	KindKey      Kind = "key"      // a client key: its requests are refused
 	KindProvider Kind = "provider" // a provider: its candidates are passed over
-	KindRule     Kind = "rule"     // an access rule: it is not evaluated
+	KindRule     Kind = "rule"     // an access rule: it denies nothing, whether folded at build or read per request
 )
 
 // Suspension is one durable suspension, as set on one node and seen on
@@ -44,6 +44,10 @@ type Store interface {
 	Suspended(kind Kind, name string) (Suspension, bool)
 	// Suspensions lists every suspension, by kind and name.
 	Suspensions() []Suspension
+	// SuspensionGeneration moves whenever a suspension is set or cleared
+	// (on this node's copy), so what is derived from them can be kept
+	// until it does. Read on every request: no network, no lock.
+	SuspensionGeneration() uint64
 }
 
 // Valid checks that kind name can name a suspension at all.

@@ -35,6 +35,10 @@ func (m memory) Suspended(kind Kind, name string) (Suspension, bool) {
 
 func (m memory) Suspensions() []Suspension { return nil }
 
+// SuspensionGeneration never moves: the gate and the checks read
+// suspensions one by one, never what is derived from them.
+func (m memory) SuspensionGeneration() uint64 { return 0 }
+
 func testGraph() *plan.Graph {
 	return &plan.Graph{
 		Providers: []plan.Provider{{Name: "primary"}, {Name: "backup"}},

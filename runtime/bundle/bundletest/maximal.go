@@ -56,6 +56,10 @@ func Maximal() *plan.Graph {
 				{Provider: 1, Channel: 0, Tier: plan.TierNative, Model: "claude-sonnet-4", Preserves: plan.AllCaps, Origin: "policies/catalog.cue", Primary: true},
 				{Provider: 1, Channel: 1, Tier: plan.TierProviderCompat, Model: "claude-sonnet-4", Preserves: plan.Of(plan.CapExtendedThinking), Origin: "https://docs.anthropic.com/en/api/openai-sdk", Primary: true},
 			},
+			{},
+			{
+				{Provider: 0, Channel: 0, Tier: plan.TierNative, Model: "gpt-4o", Preserves: plan.AllCaps, Origin: "policies/catalog.cue", Primary: true, Denied: 1},
+			},
 		},
 		SkipLists: [][]plan.Skip{
 			{},
@@ -64,19 +68,24 @@ func Maximal() *plan.Graph {
 				{Provider: 0, Channel: -1, Reason: "model_denied"},
 				{Provider: 0, Channel: 0, Model: "gpt-4o", Reason: "fidelity_loss", Missing: plan.Of(plan.CapStrictTools), Translate: plan.TranslateAnthropicOpenAI},
 			},
+			{
+				{Provider: 0, Channel: 0, Model: "gpt-4o", Reason: "route_blocked", Rules: 1},
+			},
 		},
 		Plans: []plan.Plan{
 			{Candidates: 0, Skips: 0, NativeOnly: false, Listed: true},
 			{Candidates: 1, Skips: 0, NativeOnly: true, Listed: true},
 			{Candidates: 2, Skips: 1, Listed: true},
+			{Candidates: 3, Skips: 2, NativeOnly: true, Denied: 1, WithDenied: 4},
 		},
 		Tables: []plan.Table{
 			{Entries: []plan.Entry{
 				{Route: plan.RouteChatCompletions, Model: "fast", Plan: 0},
 				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
 				{Route: plan.RouteChatCompletions, Model: "llama-3-70b", Plan: 1},
+				{Route: plan.RouteEmbeddings, Model: "gpt-4o", Plan: 3},
 				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
-			}, RouteSets: []plan.RouteSet{16, 1, 1, 1}},
+			}, RouteSets: []plan.RouteSet{16, 1, 5, 1}},
 			{Entries: []plan.Entry{
 				{Route: plan.RouteChatCompletions, Model: "gpt-4o", Plan: 0},
 				{Route: plan.RouteMessages, Model: "claude-sonnet-4", Plan: 2},
