@@ -63,7 +63,7 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 	}
 	a.askedUsage = x.asksUsage(c, up)
 	ch := up.Channel(c)
-	req := newRequest(ctx, x, ch, up.URL(c, x.Route), x.Body.forCandidate(c, a.askedUsage))
+	req := newRequest(ctx, x, ch, x.url(c, up), x.Body.forCandidate(c, a.askedUsage))
 	if c.Translate != plan.TranslateNone {
 		fitTranslatedHeaders(req.Header, &x.Body.xlat)
 	}

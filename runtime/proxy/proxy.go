@@ -33,6 +33,9 @@ type Proxy struct {
 	// Circuits hears how each attempt went (the circuit breakers); nil
 	// hears nothing.
 	Circuits Verdicts
+	// Pools picks the member each attempt on a pooled candidate dials;
+	// without it such a candidate is passed over (unsupported_candidate).
+	Pools Pools
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (DefaultMaxAnswerBytes when 0). A larger one is relayed as
 	// it arrives, unchecked and unmetered.
@@ -79,6 +82,8 @@ type Exchange struct {
 	pass passSource
 	// walk is what was done with the candidates that did not serve.
 	walk walk
+	// member is the pick of the pooled candidate being tried.
+	member member
 }
 
 // Serve runs the attempt loop for x and relays the answer. Each candidate
@@ -104,7 +109,8 @@ func (p *Proxy) Serve(x *Exchange) {
 // Prepare readies candidate c to be sent for x, translating the body when
 // c needs it. It reports false when c cannot take the request: this build
 // cannot dial it (refusal nil), or its translator refuses the body (the
-// refusal says why). The attempt loop then moves to the next candidate
+// refusal says why). A pooled candidate is ready here; its member is
+// picked once it is admitted (pickMember). The attempt loop then moves to the next candidate
 // whatever the failover policy, since nothing was sent; preflight asks the
 // same question, so it names the candidate the loop would really try.
 func (x *Exchange) Prepare(c *plan.Candidate) (ok bool, refusal *dialect.Error) {
@@ -129,8 +135,9 @@ func Unservable(requested string) *dialect.Error {
 }
 
 // servable is the one place that passes over candidates this build cannot
-// serve: providers without a fixed URL (pools), and a translation pair
-// planned for another route than the request's (the compiler plans none).
+// serve: a channel that does not serve the route, and a translation pair
+// planned for another route than the request's (the compiler plans
+// neither).
 func servable(c *plan.Candidate, up *upstream.Upstream, inbound plan.Route) bool {
 	if c.Translate != plan.TranslateNone && c.Translate.Inbound() != inbound {
 		return false
@@ -159,15 +166,18 @@ func primaryProvider(x *Exchange) int {
 }
 
 // tryCandidate sends c, retrying on the same provider while its retry
-// policy allows, and returns the last attempt.
+// policy allows, and returns the last attempt. A pooled candidate's
+// attempts go to the members picked for it: a member that does not take
+// the connection hands the attempt to the next of the pick at once, and a
+// retry goes to a member not tried yet where there is one (retarget).
 //
 // When the upstream asks for a longer wait than MaxRetryWait and the
 // failure would move the request (moveOn) to another provider later in the
 // order, waiting the cap is waiting for an answer the upstream said would
 // not come: the loop moves on at once instead, and counts why. ci is c's
 // index in x.Candidates.
-func (p *Proxy) tryCandidate(x *Exchange, ci int, up *upstream.Upstream, res *record.Record, moveOn upstream.Classes) *attempt {
-	c := &x.Candidates[ci]
+func (p *Proxy) tryCandidate(x *Exchange, ci int, c *plan.Candidate, up *upstream.Upstream, moveOn upstream.Classes) *attempt {
+	res := x.Record
 	var asked time.Duration // the shortest retry-after the upstream asked for
 	for try := 0; ; try++ {
 		a := p.send(x, c, up)
@@ -175,6 +185,11 @@ func (p *Proxy) tryCandidate(x *Exchange, ci int, up *upstream.Upstream, res *re
 		p.observe(x, c.Provider, a.class)
 		if a.class == classNone || a.class == classCanceled {
 			return a
+		}
+		if a.class == classConnect && x.member.walk() {
+			a.discard()
+			try-- // not a retry: the request never reached that member
+			continue
 		}
 		ra, askedWait := a.retryAfter()
 		if askedWait && ra > 0 && (asked == 0 || ra < asked) {
@@ -190,6 +205,10 @@ func (p *Proxy) tryCandidate(x *Exchange, ci int, up *upstream.Upstream, res *re
 			return a
 		}
 		wait := p.retryWait(up, try, ra, askedWait)
+		if !p.retarget(x, c) {
+			x.failed(c, a, try, asked)
+			return a
+		}
 		a.discard()
 		p.Metrics.Retry(up.Name, a.class.String())
 		if !sleep(x.Client, wait) {
@@ -245,6 +264,7 @@ func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *record.Record) {
 	res.Err = last.err
 	res.SetOriginHeader(x.W.Header())
 	if last.resp != nil && len(x.walk.steps) == 1 {
+		x.member.commit(x, last.resp.StatusCode)
 		p.relay(x, last, res)
 		return
 	}
