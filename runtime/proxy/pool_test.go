@@ -126,7 +126,7 @@ func TestPoolAttempts(t *testing.T) {
 			up := testkit.NewUpstream(map[string][]testkit.Reply{memberA: tt.a, memberB: tt.b})
 			res, rec := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`,
 				header: map[string]string{"Authorization": "Bearer client-key", "User-Agent": "sdk/1"},
-				cands: []plan.Candidate{pooled}, providers: provs, pools: pools, picker: picker, metrics: m}.serve(t, up)
+				cands:  []plan.Candidate{pooled}, providers: provs, pools: pools, picker: picker, metrics: m}.serve(t, up)
 			if res.Endpoint != tt.endpoint || rec.Header().Get(record.HeaderEndpoint) != tt.endpoint || res.Provider != "gpus" {
 				t.Fatalf("served by %q on %q (header %q): %d %s", res.Provider, res.Endpoint, rec.Header().Get(record.HeaderEndpoint), rec.Code, rec.Body)
 			}
