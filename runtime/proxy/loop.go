@@ -33,7 +33,7 @@ type loop struct {
 func (p *Proxy) try(x *Exchange, l *loop, ci int) bool {
 	c := &x.Candidates[ci]
 	up := &x.Upstreams[c.Provider]
-	if ok, e := x.Prepare(c); !ok {
+	if ok, e := p.Prepare(x, c); !ok {
 		p.passOver(x, l, c, prepareReason(e), e)
 		return true
 	}

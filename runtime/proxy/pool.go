@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/pistra/pistra/runtime/admission"
-	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/upstream"
 )
@@ -75,15 +74,11 @@ type member struct {
 
 // pickMember asks p.Pools for the members candidate c may be sent to,
 // and returns the candidate the attempts send (c, or a copy naming the
-// picker's model). Without Pools a pooled candidate cannot be sent, and is
-// refused as a pick finding no member would be.
+// picker's model).
 func (p *Proxy) pickMember(x *Exchange, c *plan.Candidate, up *upstream.Upstream) (*plan.Candidate, *admission.Refusal) {
 	m := &x.member
 	m.end()
 	m.tried = m.tried[:0]
-	if p.Pools == nil {
-		return nil, noPools(up.Name)
-	}
 	m.req = PoolRequest{Subset: c.PoolSubset, Model: c.Model, RequestID: x.RequestID, Header: pickHeader(x, up.Channel(c)),
 		Body: x.Body.forCandidate(c, x.asksUsage(c, up))}
 	pick, no := p.Pools.Pick(x.Admission.Graph, c.Provider, &m.req)
@@ -177,15 +172,6 @@ func (m *member) end() {
 		m.pick = nil
 		pick.Done()
 	}
-}
-
-// noPools refuses a pooled candidate of provider in a Proxy built without
-// Pools (pistrad always has them): nothing says which member to dial.
-func noPools(provider string) *admission.Refusal {
-	e := dialect.Errorf(http.StatusNotImplemented, dialect.CodeUnsupportedCandidate,
-		"provider %q is a pool, and this gateway was started without pools", provider)
-	e.Final = true
-	return &admission.Refusal{Reason: string(e.Code), Error: e}
 }
 
 // url is where the attempt on c is sent: the candidate's URL, or for a

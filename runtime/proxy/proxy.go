@@ -34,7 +34,7 @@ type Proxy struct {
 	// hears nothing.
 	Circuits Verdicts
 	// Pools picks the member each attempt on a pooled candidate dials;
-	// without it such a candidate is passed over (unsupported_candidate).
+	// without it such a candidate cannot be served (Prepare).
 	Pools Pools
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (DefaultMaxAnswerBytes when 0). A larger one is relayed as
@@ -108,14 +108,14 @@ func (p *Proxy) Serve(x *Exchange) {
 
 // Prepare readies candidate c to be sent for x, translating the body when
 // c needs it. It reports false when c cannot take the request: this build
-// cannot dial it (refusal nil), or its translator refuses the body (the
-// refusal says why). A pooled candidate is ready here; its member is
-// picked once it is admitted (pickMember). The attempt loop then moves to the next candidate
+// cannot dial it (refusal nil; a pooled candidate when p has no Pools), or
+// its translator refuses the body (the refusal says why). A pooled
+// candidate's member is picked once it is admitted (pickMember). The attempt loop then moves to the next candidate
 // whatever the failover policy, since nothing was sent; preflight asks the
 // same question, so it names the candidate the loop would really try.
-func (x *Exchange) Prepare(c *plan.Candidate) (ok bool, refusal *dialect.Error) {
+func (p *Proxy) Prepare(x *Exchange, c *plan.Candidate) (ok bool, refusal *dialect.Error) {
 	up := &x.Upstreams[c.Provider]
-	if !servable(c, up, x.Route) {
+	if !servable(c, up, x.Route) || (p.Pools == nil && up.Pooled(c)) {
 		return false, nil
 	}
 	if e := x.prepareTranslation(c, up); e != nil {
