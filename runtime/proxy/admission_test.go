@@ -263,6 +263,26 @@ func TestLastExcludedFailoverTargetCounted(t *testing.T) {
 	}
 }
 
+// TestExcludedPrimaryCounted: a primary the plan ruled out for the
+// caller is passed over first, counted with its reason, and its failover
+// policy still governs the request.
+func TestExcludedPrimaryCounted(t *testing.T) {
+	provs := testProviders()
+	provs[0].Failover.To = []int{1, 2}
+	provs[2] = plan.Provider{Name: "c", BaseURL: "http://c.test/v1", Pool: -1, Channels: provs[1].Channels}
+	m := metrics.New()
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {testkit.JSON(503, `{}`)}, "c.test": {testkit.JSON(200, `{}`)}})
+	c2 := plan.Candidate{Provider: 2, Model: "c-model", Origin: "native"}
+	res, _ := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{b1, c2},
+		providers: provs, metrics: m, skips: []plan.Skip{{Provider: 0, Channel: -1, Reason: "model_denied"}}}.serve(t, up)
+	if res.Provider != "c" {
+		t.Fatalf("served by %q: the primary's failover policy moves a 503 on", res.Provider)
+	}
+	if n := testkit.Counter(t, m.Registry(), "pistra_failover_skipped_total", map[string]string{"provider": "a", "reason": "model_denied"}); n != 1 {
+		t.Errorf("counted %v, want 1", n)
+	}
+}
+
 // TestPreparedAwayCounted: a candidate Prepare passes over (a translation
 // planned for another route, here) is counted like a gate's refusal.
 func TestPreparedAwayCounted(t *testing.T) {

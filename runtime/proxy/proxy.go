@@ -98,6 +98,9 @@ func (p *Proxy) Serve(x *Exchange) {
 	}
 	// No claim outlives the request, a panic included (closeClaim).
 	defer l.closeClaim(x)
+	if len(x.Skips) > 0 && len(x.Order) > 0 {
+		p.countSkipsOf(x, primaryProvider(x)) // a primary the plan ruled out is passed over first
+	}
 	for _, ci := range x.Order {
 		if !p.try(x, &l, ci) {
 			break
@@ -154,13 +157,19 @@ func (p *Proxy) primaryFailover(x *Exchange) upstream.Classes {
 	return x.Upstreams[primaryProvider(x)].FailoverOn
 }
 
-// primaryProvider is the provider whose policy governs x: the first
-// primary candidate's, else the first candidate's.
+// primaryProvider is the provider whose policy governs x: that of the
+// plan's primary candidates, selected or not. When the plan left the
+// primary no candidate, the first skip is the primary's (the build lists
+// every provider's in failover order, the primary's first), else the
+// first candidate's.
 func primaryProvider(x *Exchange) int {
-	for _, ci := range x.Order {
-		if c := &x.Candidates[ci]; c.Primary {
+	for i := range x.Candidates {
+		if c := &x.Candidates[i]; c.Primary {
 			return c.Provider
 		}
+	}
+	if len(x.Skips) > 0 {
+		return x.Skips[0].Provider
 	}
 	return x.Candidates[x.Order[0]].Provider
 }
