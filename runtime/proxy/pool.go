@@ -58,7 +58,8 @@ type PoolPick interface {
 }
 
 // member is the attempt loop's pick for the pooled candidate being tried:
-// nil pick for any other.
+// nil pick for any other. Its methods take a nil *member as one with no
+// pick.
 type member struct {
 	pick PoolPick
 	// next indexes pick.Endpoints(): the member the next send dials.
@@ -76,7 +77,10 @@ type member struct {
 // and returns the candidate the attempts send (c, or a copy naming the
 // picker's model).
 func (p *Proxy) pickMember(x *Exchange, c *plan.Candidate, up *upstream.Upstream) (*plan.Candidate, *admission.Refusal) {
-	m := &x.member
+	if x.member == nil {
+		x.member = &member{}
+	}
+	m := x.member
 	m.end()
 	m.tried = m.tried[:0]
 	m.req = PoolRequest{Subset: c.PoolSubset, Model: c.Model, RequestID: x.RequestID, Header: pickHeader(x, up.Channel(c)),
@@ -113,7 +117,7 @@ func pickHeader(x *Exchange, ch *upstream.Channel) http.Header {
 // endpoint is the member the next send dials, "" when the candidate is
 // not pooled.
 func (m *member) endpoint() string {
-	if m.pick == nil {
+	if m == nil || m.pick == nil {
 		return ""
 	}
 	return m.pick.Endpoints()[m.next]
@@ -129,7 +133,7 @@ func (m *member) dialled() {
 // walk moves to the next member of the pick's list, after the current one
 // did not take the connection; false when the list is spent.
 func (m *member) walk() bool {
-	if m.pick == nil || m.next+1 >= len(m.pick.Endpoints()) {
+	if m == nil || m.pick == nil || m.next+1 >= len(m.pick.Endpoints()) {
 		return false
 	}
 	m.next++
@@ -142,8 +146,8 @@ func (m *member) walk() bool {
 // pick is refused: the retry cannot be sent, and the old pick stays, its
 // member's answer the last.
 func (p *Proxy) retarget(x *Exchange, c *plan.Candidate) bool {
-	m := &x.member
-	if m.pick == nil || m.walk() {
+	m := x.member
+	if m == nil || m.pick == nil || m.walk() {
 		return true
 	}
 	m.req.Exclude = m.tried
@@ -168,6 +172,9 @@ func (m *member) commit(x *Exchange, status int) {
 // end closes the pick, if any, and forgets it first, so that nothing, a
 // panic inside Done included, closes it twice.
 func (m *member) end() {
+	if m == nil {
+		return
+	}
 	if pick := m.pick; pick != nil {
 		m.pick = nil
 		pick.Done()
@@ -177,7 +184,7 @@ func (m *member) end() {
 // url is where the attempt on c is sent: the candidate's URL, or for a
 // pooled one its route on the member the pick gives now.
 func (x *Exchange) url(c *plan.Candidate, up *upstream.Upstream) *url.URL {
-	if x.member.pick == nil {
+	if x.member == nil || x.member.pick == nil {
 		return up.URL(c, x.Route)
 	}
 	x.member.dialled()

@@ -82,8 +82,9 @@ type Exchange struct {
 	pass passSource
 	// walk is what was done with the candidates that did not serve.
 	walk walk
-	// member is the pick of the pooled candidate being tried.
-	member member
+	// member is the pick of the pooled candidate being tried; nil until a
+	// pooled candidate is, so a request that is not pooled carries none.
+	member *member
 }
 
 // Serve runs the attempt loop for x and relays the answer. Each candidate
