@@ -26,6 +26,9 @@ type loop struct {
 	refused, final *dialect.Error
 	// passed is how far into the primary's failover.to the request went.
 	passed int
+	// member is the pick of the pooled candidate being tried; nil until a
+	// pooled candidate is, so a request that is not pooled carries none.
+	member *member
 }
 
 // try takes candidate ci: readied, admitted, then sent with its retries.
@@ -41,7 +44,7 @@ func (p *Proxy) try(x *Exchange, l *loop, ci int) bool {
 		return false
 	}
 	l.release() // the abandoned candidate's claim, before the next is priced
-	x.member.end()
+	l.member.end()
 	t, no := l.gate.Admit(&x.Admission, c)
 	if no != nil && no.Final && l.last == nil {
 		l.final = no.Error
@@ -53,7 +56,7 @@ func (p *Proxy) try(x *Exchange, l *loop, ci int) bool {
 	}
 	l.held = t
 	if up.Pooled(c) {
-		if c, no = p.pickMember(x, c, up); no != nil {
+		if c, no = p.pickMember(x, l, c, up); no != nil {
 			l.release()
 			p.passOver(x, l, &x.Candidates[ci], no.Reason, no.Error)
 			return true
@@ -69,7 +72,7 @@ func (p *Proxy) try(x *Exchange, l *loop, ci int) bool {
 		}
 		l.last.discard()
 	}
-	l.last = p.tryCandidate(x, ci, c, up, l.moveOn)
+	l.last = p.tryCandidate(x, l, ci, c, up)
 	x.Record.Tried, x.Record.Origin = c, c.Origin
 	return l.last.class != classNone && l.last.class != classCanceled
 }
@@ -99,13 +102,13 @@ func (p *Proxy) conclude(x *Exchange, l *loop) {
 	case l.last == nil:
 		p.answer(x, res, x.withWalk(cmp.Or(l.refused, Unservable(x.Body.Requested()))))
 	case l.last.class == classNone:
-		x.member.commit(x, l.last.resp.StatusCode)
+		l.member.commit(x, l.last.resp.StatusCode)
 		p.relay(x, l.last, res)
 	case l.last.class == classCanceled:
 		l.last.discard()
 		clientLeftFirst(res, l.last.err, false)
 	default:
-		p.answerFailure(x, l.last, res)
+		p.answerFailure(x, l)
 	}
 }
 
@@ -113,7 +116,7 @@ func (p *Proxy) conclude(x *Exchange, l *loop) {
 // answer, once one went out (on what was seen of it, even when a panic
 // cut the relay short), else given back.
 func (l *loop) closeClaim(x *Exchange) {
-	x.member.end() // the picker hears the request is over, whatever happened
+	l.member.end() // the picker hears the request is over, whatever happened
 	if x.Record.Served == nil {
 		l.release()
 		return

@@ -76,11 +76,11 @@ type member struct {
 // pickMember asks p.Pools for the members candidate c may be sent to,
 // and returns the candidate the attempts send (c, or a copy naming the
 // picker's model).
-func (p *Proxy) pickMember(x *Exchange, c *plan.Candidate, up *upstream.Upstream) (*plan.Candidate, *admission.Refusal) {
-	if x.member == nil {
-		x.member = &member{}
+func (p *Proxy) pickMember(x *Exchange, l *loop, c *plan.Candidate, up *upstream.Upstream) (*plan.Candidate, *admission.Refusal) {
+	if l.member == nil {
+		l.member = &member{}
 	}
-	m := x.member
+	m := l.member
 	m.end()
 	m.tried = m.tried[:0]
 	m.req = PoolRequest{Subset: c.PoolSubset, Model: c.Model, RequestID: x.RequestID, Header: pickHeader(x, up.Channel(c)),
@@ -145,8 +145,7 @@ func (m *member) walk() bool {
 // give one tried already, when the pool has no other). False when the new
 // pick is refused: the retry cannot be sent, and the old pick stays, its
 // member's answer the last.
-func (p *Proxy) retarget(x *Exchange, c *plan.Candidate) bool {
-	m := x.member
+func (p *Proxy) retarget(x *Exchange, m *member, c *plan.Candidate) bool {
 	if m == nil || m.pick == nil || m.walk() {
 		return true
 	}
@@ -183,10 +182,10 @@ func (m *member) end() {
 
 // url is where the attempt on c is sent: the candidate's URL, or for a
 // pooled one its route on the member the pick gives now.
-func (x *Exchange) url(c *plan.Candidate, up *upstream.Upstream) *url.URL {
-	if x.member == nil || x.member.pick == nil {
+func (m *member) url(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *url.URL {
+	if m == nil || m.pick == nil {
 		return up.URL(c, x.Route)
 	}
-	x.member.dialled()
-	return up.MemberURL(c, x.Route, x.member.endpoint())
+	m.dialled()
+	return up.MemberURL(c, x.Route, m.endpoint())
 }

@@ -82,9 +82,6 @@ type Exchange struct {
 	pass passSource
 	// walk is what was done with the candidates that did not serve.
 	walk walk
-	// member is the pick of the pooled candidate being tried; nil until a
-	// pooled candidate is, so a request that is not pooled carries none.
-	member *member
 }
 
 // Serve runs the attempt loop for x and relays the answer. Each candidate
@@ -113,10 +110,11 @@ func (p *Proxy) Serve(x *Exchange) {
 // Prepare readies candidate c to be sent for x, translating the body when
 // c needs it. It reports false when c cannot take the request: this build
 // cannot dial it (refusal nil; a pooled candidate when p has no Pools), or
-// its translator refuses the body (the refusal says why). A pooled
-// candidate's member is picked once it is admitted (pickMember). The attempt loop then moves to the next candidate
-// whatever the failover policy, since nothing was sent; preflight asks the
-// same question, so it names the candidate the loop would really try.
+// its translator refuses the body (the refusal says why). The attempt loop
+// then moves to the next candidate whatever the failover policy, since
+// nothing was sent; preflight asks the same question, so it names the
+// candidate the loop would really try. A pooled candidate's member is
+// picked once it is admitted (pickMember).
 func (p *Proxy) Prepare(x *Exchange, c *plan.Candidate) (ok bool, refusal *dialect.Error) {
 	up := &x.Upstreams[c.Provider]
 	if !servable(c, up, x.Route) || (p.Pools == nil && up.Pooled(c)) {
@@ -186,17 +184,17 @@ func primaryProvider(x *Exchange) int {
 // order, waiting the cap is waiting for an answer the upstream said would
 // not come: the loop moves on at once instead, and counts why. ci is c's
 // index in x.Candidates.
-func (p *Proxy) tryCandidate(x *Exchange, ci int, c *plan.Candidate, up *upstream.Upstream, moveOn upstream.Classes) *attempt {
-	res := x.Record
+func (p *Proxy) tryCandidate(x *Exchange, l *loop, ci int, c *plan.Candidate, up *upstream.Upstream) *attempt {
+	res, moveOn, m := x.Record, l.moveOn, l.member
 	var asked time.Duration // the shortest retry-after the upstream asked for
 	for try := 0; ; try++ {
-		a := p.send(x, c, up)
+		a := p.send(x, c, up, m)
 		res.Attempts++
 		p.observe(x, c.Provider, a.class)
 		if a.class == classNone || a.class == classCanceled {
 			return a
 		}
-		if a.class == classConnect && x.member.walk() {
+		if a.class == classConnect && m.walk() {
 			a.discard()
 			try-- // not a retry: the request never reached that member
 			continue
@@ -215,7 +213,7 @@ func (p *Proxy) tryCandidate(x *Exchange, ci int, c *plan.Candidate, up *upstrea
 			return a
 		}
 		wait := p.retryWait(up, try, ra, askedWait)
-		if !p.retarget(x, c) {
+		if !p.retarget(x, m, c) {
 			x.failed(c, a, try, asked)
 			return a
 		}
@@ -270,11 +268,12 @@ func sleep(r *http.Request, d time.Duration) bool {
 // dialect, so the client's SDK reads it as it would from the provider);
 // otherwise, or when no upstream answered, the gateway's own error names
 // every candidate and how each failed.
-func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *record.Record) {
+func (p *Proxy) answerFailure(x *Exchange, l *loop) {
+	last, res := l.last, x.Record
 	res.Err = last.err
 	res.SetOriginHeader(x.W.Header())
 	if last.resp != nil && len(x.walk.steps) == 1 {
-		x.member.commit(x, last.resp.StatusCode)
+		l.member.commit(x, last.resp.StatusCode)
 		p.relay(x, last, res)
 		return
 	}
