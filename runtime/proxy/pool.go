@@ -31,7 +31,7 @@ type PoolRequest struct {
 	Model, RequestID string
 	// Header holds what the upstream would be sent of the client's
 	// headers (no credential of any kind), and Body the body as it would
-	// be sent.
+	// be sent. Both are the request's: read during Pick, never kept.
 	Header http.Header
 	Body   []byte
 	// Exclude lists the members this request already tried on this
@@ -69,8 +69,12 @@ type member struct {
 	tried []string
 	// cand is the candidate as picked: its model is the picker's rewrite
 	// when there is one, which is then what is sent, metered and named.
-	cand plan.Candidate
-	req  PoolRequest
+	// orig is the plan's, whose body (askUsage: asking for stream usage) a
+	// new pick is told of.
+	cand     plan.Candidate
+	orig     *plan.Candidate
+	askUsage bool
+	req      PoolRequest
 }
 
 // pickMember asks p.Pools for the members candidate c may be sent to,
@@ -82,9 +86,9 @@ func (p *Proxy) pickMember(x *Exchange, l *loop, c *plan.Candidate, up *upstream
 	}
 	m := l.member
 	m.end()
-	m.tried = m.tried[:0]
+	m.tried, m.orig, m.askUsage = m.tried[:0], c, x.asksUsage(c, up)
 	m.req = PoolRequest{Subset: c.PoolSubset, Model: c.Model, RequestID: x.RequestID, Header: pickHeader(x, up.Channel(c)),
-		Body: x.Body.forCandidate(c, x.asksUsage(c, up))}
+		Body: x.Body.forCandidate(c, m.askUsage)}
 	pick, no := p.Pools.Pick(x.Admission.Graph, c.Provider, &m.req)
 	if no != nil {
 		return nil, no
@@ -149,7 +153,8 @@ func (p *Proxy) retarget(x *Exchange, m *member, c *plan.Candidate) bool {
 	if m == nil || m.pick == nil || m.walk() {
 		return true
 	}
-	m.req.Exclude = m.tried
+	// The body is made again: the edit sent since may have taken its buffer.
+	m.req.Body, m.req.Exclude = x.Body.forCandidate(m.orig, m.askUsage), m.tried
 	pick, no := p.Pools.Pick(x.Admission.Graph, c.Provider, &m.req)
 	if no != nil {
 		return false

@@ -34,7 +34,7 @@ func (s *scriptedPools) Pick(_ *plan.Graph, provider int, r *PoolRequest) (PoolP
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := *r
-	q.Exclude = slices.Clone(r.Exclude)
+	q.Exclude, q.Body = slices.Clone(r.Exclude), slices.Clone(r.Body)
 	s.reqs = append(s.reqs, q)
 	if s.refuse != nil {
 		s.log = append(s.log, fmt.Sprintf("refuse %d", provider))
@@ -153,8 +153,8 @@ func TestPoolAttempts(t *testing.T) {
 				q.Header.Get("Authorization") != "" || q.Header.Get("X-Request-Id") != "req_t" || q.Header.Get("User-Agent") != "sdk/1" || len(q.Exclude) != 0 {
 				t.Errorf("first pick asked %+v", q)
 			}
-			if len(picker.reqs) > 1 && !slices.Equal(picker.reqs[1].Exclude, []string{memberA}) {
-				t.Errorf("the retry's pick excludes %q", picker.reqs[1].Exclude)
+			if len(picker.reqs) > 1 && (!slices.Equal(picker.reqs[1].Exclude, []string{memberA}) || string(picker.reqs[1].Body) != string(q.Body)) {
+				t.Errorf("the retry's pick asked %+v", picker.reqs[1])
 			}
 		})
 	}
@@ -218,6 +218,30 @@ func TestPoolModelRewrite(t *testing.T) {
 	}
 	if !slices.Equal(g.log, []string{"admit llama", "settle llama-lora-7 200"}) {
 		t.Errorf("gate heard %q", g.log)
+	}
+}
+
+// TestPoolRewriteThenRetry: a retry's new pick is told the client's body
+// for the plan's model, not the rewrite the first pick made, and the retry
+// is sent with the model the new pick names.
+func TestPoolRewriteThenRetry(t *testing.T) {
+	provs, pools := poolProviders(plan.Retry{Max: 1, BackoffMS: 1, On: []plan.FailureClass{plan.Failure5xx}})
+	picker := &scriptedPools{picks: [][]string{{memberA}, {memberB}}, model: "llama-lora-7"}
+	up := testkit.NewUpstream(map[string][]testkit.Reply{memberA: {testkit.JSON(503, `{}`)}, memberB: {testkit.JSON(200, `{}`)}})
+	res, _ := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{pooled},
+		providers: provs, pools: pools, picker: picker}.serve(t, up)
+	if res.Endpoint != memberB {
+		t.Fatalf("served on %q", res.Endpoint)
+	}
+	for i, q := range picker.reqs {
+		if string(q.Body) != `{"model":"llama","messages":[]}` {
+			t.Errorf("pick %d told %s", i+1, q.Body)
+		}
+	}
+	for _, ep := range []string{memberA, memberB} {
+		if got := up.Calls(ep)[0].Body; got != `{"model":"llama-lora-7","messages":[]}` {
+			t.Errorf("%s got %s", ep, got)
+		}
 	}
 }
 
