@@ -5,13 +5,35 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // BenchmarkInference is the gateway's own per-request cost on the JSON
 // path: checks, key lookup, body read and scan, plan lookup, the attempt
 // loop against an in-memory upstream, relay, log line and metrics.
 func BenchmarkInference(b *testing.B) {
-	s := newTestServer(b, okUpstream().Unrecorded())
+	benchInference(b, newTestServer(b, okUpstream().Unrecorded()))
+}
+
+// BenchmarkInferencePooled is BenchmarkInference with the provider a pool
+// whose pick (a fixed member, no DNS nor picker) costs nothing itself: the
+// attempt loop's own cost of a pooled candidate (the pick's request, the
+// member's URL, Pistra-Endpoint) over a plain one.
+func BenchmarkInferencePooled(b *testing.B) {
+	g := testGraph()
+	g.Pools = []plan.Pool{{Name: "gpus", DNS: "gpus.test:8000", Scheme: "http"}}
+	g.Providers[0].BaseURL, g.Providers[0].Pool = "", 0
+	o := testOptions(g, okUpstream().Unrecorded())
+	o.Pools = &onePick{member: "10.1.2.3:8000"}
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchInference(b, s)
+}
+
+func benchInference(b *testing.B, s *Server) {
 	body := []byte(`{"model":"gpt","messages":[{"role":"user","content":"Measure the gateway on this short prompt"}]}`)
 	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 	req.Header.Set("Authorization", "Bearer k-default")
