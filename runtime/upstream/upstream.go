@@ -132,15 +132,6 @@ func (m unset) describe(provider string) string {
 	return fmt.Sprintf("%s (provider %q, channel %s)", m.env, provider, strings.Join(m.channels, ", "))
 }
 
-// poolScheme is the scheme p's pool members are reached over, "" when p
-// is not pool-backed.
-func poolScheme(g *plan.Graph, p *plan.Provider) string {
-	if p.Pool < 0 || p.Pool >= len(g.Pools) {
-		return ""
-	}
-	return g.Pools[p.Pool].Scheme
-}
-
 func (u *Upstream) resolve(p *plan.Provider, scheme string, env func(string) (string, bool)) ([]unset, error) {
 	u.Name, u.NameHeader = p.Name, []string{p.Name}
 	u.resolveTranslation(p)
@@ -290,10 +281,6 @@ func loadTLS(t *plan.TLS) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// poolBase is where a pool member serves the API below its host: vLLM and
-// the other OpenAI-compatible servers answer on /v1.
-const poolBase = "/v1"
-
 // channelURLs builds the URL of every route the channel serves, with the
 // provider's static query parameters and the channel's over them. A
 // channel reaching its provider's pool (pooled) gets templates on scheme
@@ -337,29 +324,6 @@ func channelURLs(p *plan.Provider, ch *plan.Channel, scheme string) (urls []*url
 		out[routeIndex(r)] = u
 	}
 	return out, pooled, nil
-}
-
-// poolHost stands in for a member while a pooled channel's URLs are
-// parsed and checked; the templates keep no host.
-const poolHost = "member.pool"
-
-// Pooled reports whether candidate c is sent to a member of its provider's
-// pool (MemberURL) rather than to a fixed URL.
-func (u *Upstream) Pooled(c *plan.Candidate) bool {
-	return c.Channel >= 0 && c.Channel < len(u.channels) && u.channels[c.Channel].pooled
-}
-
-// MemberURL is where candidate c is sent on pool member endpoint
-// (host:port) for a request that arrived on inbound: the channel's route
-// on that member. It is nil where URL is.
-func (u *Upstream) MemberURL(c *plan.Candidate, inbound plan.Route, endpoint string) *url.URL {
-	tmpl := u.URL(c, inbound)
-	if tmpl == nil {
-		return nil
-	}
-	m := *tmpl
-	m.Host = endpoint
-	return &m
 }
 
 // URL is where candidate c is sent for a request that arrived on inbound,
