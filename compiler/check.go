@@ -314,18 +314,6 @@ func (c *compiler) claimDate(at cue.Path, date string) {
 	}
 }
 
-func (c *compiler) checkPool(name string, p srcPool) {
-	at := func(elems ...any) cue.Path { return path(append([]any{"pools", name}, elems...)...) }
-	c.hostPort(at("dns"), p.DNS)
-	enum(c, at("scheme"), "scheme", p.Scheme, schemes)
-	if p.Picker != nil {
-		c.hostPort(at("picker"), *p.Picker)
-	}
-	for _, s := range sortedKeys(p.Subsets) {
-		c.hostPort(at("subsets", s, "dns"), p.Subsets[s].DNS)
-	}
-}
-
 // enum reports a value outside its vocabulary, listing the vocabulary.
 func enum[T ~string](c *compiler, at cue.Path, what string, got T, accepted []T) bool {
 	if slices.Contains(accepted, got) {

@@ -327,6 +327,16 @@ func pairs(m map[string]string) []plan.Header {
 
 func buildPool(name string, p srcPool) plan.Pool {
 	out := plan.Pool{Name: name, DNS: p.DNS, Picker: deref(p.Picker), Scheme: p.Scheme}
+	if p.Picker != nil {
+		out.PickerCAFile, out.PickerPlaintext = deref(p.PickerCA), p.PickerPlaintext != nil && *p.PickerPlaintext
+		out.PickerTimeoutMS, out.PickerFailure = plan.DefaultPickerTimeoutMS, plan.PickerFailClosed
+		if p.PickerTimeout != nil {
+			out.PickerTimeoutMS = max(millis(p.PickerTimeout), 1)
+		}
+		if p.PickerFailure != nil {
+			out.PickerFailure = plan.PickerFailure(*p.PickerFailure)
+		}
+	}
 	for _, s := range sortedKeys(p.Subsets) {
 		out.Subsets = append(out.Subsets, plan.Subset{Name: s, DNS: p.Subsets[s].DNS})
 	}

@@ -105,6 +105,11 @@ type srcPool struct {
 	Scheme  string               `json:"scheme"`
 	Picker  *string              `json:"picker"`
 	Subsets map[string]srcSubset `json:"subsets"`
+	// The picker's transport and failure mode; see #Pool.
+	PickerCA        *string `json:"picker_ca"`
+	PickerPlaintext *bool   `json:"picker_plaintext"`
+	PickerTimeout   *string `json:"picker_timeout"`
+	PickerFailure   *string `json:"picker_failure"`
 }
 
 type srcSubset struct {

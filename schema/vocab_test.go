@@ -22,14 +22,15 @@ func TestIRSchemaEnumsArePlanLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	for pointer, want := range map[string][]string{
-		"$defs/Route":                       plan.Names(plan.Routes),
-		"$defs/Capability":                  plan.CapNames(),
-		"$defs/FailureClass":                plan.Names(plan.FailureClasses),
-		"$defs/OnFidelityLoss":              plan.Names(plan.LossActions),
-		"$defs/AuthScheme":                  plan.Names(plan.AuthSchemes),
-		"$defs/Budget/properties/window":    plan.Names(plan.Windows),
-		"$defs/Budget/properties/per":       plan.Names(plan.BucketScopes),
-		"$defs/Budget/properties/cost_type": plan.Names(plan.CostTypes),
+		"$defs/Route":                          plan.Names(plan.Routes),
+		"$defs/Capability":                     plan.CapNames(),
+		"$defs/FailureClass":                   plan.Names(plan.FailureClasses),
+		"$defs/OnFidelityLoss":                 plan.Names(plan.LossActions),
+		"$defs/AuthScheme":                     plan.Names(plan.AuthSchemes),
+		"$defs/Budget/properties/window":       plan.Names(plan.Windows),
+		"$defs/Budget/properties/per":          plan.Names(plan.BucketScopes),
+		"$defs/Budget/properties/cost_type":    plan.Names(plan.CostTypes),
+		"$defs/Pool/properties/picker_failure": plan.Names(plan.PickerFailures),
 	} {
 		var node any = doc
 		for _, k := range strings.Split(pointer, "/") {

@@ -174,3 +174,41 @@ func TestTestKeyRequired(t *testing.T) {
 		t.Errorf("stderr lacks %s:\n%s", want, r.stderr)
 	}
 }
+
+// TestTestPooledServe: a case served by a pool names the member set and
+// the picker it is dialled through; one that does not is a failing case,
+// and -update writes both in.
+func TestTestPooledServe(t *testing.T) {
+	const example = "../../policies/examples/self-hosted-pool"
+	dir := t.TempDir()
+	for _, f := range []string{"catalog.cue", "policy.cue"} {
+		src, err := os.ReadFile(filepath.Join(example, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "tests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := "package tests\n\ncases: batch: {key: \"batch-runner\", route: \"completions\", model: \"llama\", " +
+		"want: serve: {provider: \"vllm\", channel: \"native\", model: \"meta-llama/Llama-3.3-70B-Instruct\"}}\n"
+	if err := os.WriteFile(filepath.Join(dir, "tests", "cases.cue"), []byte(cases), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := pistrac(t, "", "test", dir)
+	r.want(t, exitFail)
+	if !strings.Contains(r.stdout, "on a member of vllm-h100.inference.svc.cluster.local:8000, picked by vllm-epp.inference.svc.cluster.local:9002") {
+		t.Errorf("the report does not name the member set:\n%s", r.stdout)
+	}
+	pistrac(t, "", "test", "-update", dir).want(t, exitOK)
+	got, err := os.ReadFile(filepath.Join(dir, "tests", "cases.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), `members: "vllm-h100.inference.svc.cluster.local:8000", picker: "vllm-epp.inference.svc.cluster.local:9002"`) {
+		t.Errorf("updated to %s", got)
+	}
+}

@@ -123,6 +123,7 @@ func TestEveryEnumValueHasAConstant(t *testing.T) {
 	values = appendAll(values, plan.LossActions)
 	values = appendAll(values, plan.Windows)
 	values = appendAll(values, plan.BucketScopes)
+	values = appendAll(values, plan.PickerFailures)
 	for _, v := range values {
 		if _, ok := constNames[v]; !ok {
 			t.Errorf("%T %q has no constant name", v, v)

@@ -74,6 +74,9 @@ var constNames = map[any]string{
 
 	plan.PerKey:     "PerKey",
 	plan.PerProfile: "PerProfile",
+
+	plan.PickerFailClosed: "PickerFailClosed",
+	plan.PickerFailOpen:   "PickerFailOpen",
 }
 
 // renderer turns IR values into a Go composite literal by reflection, so a

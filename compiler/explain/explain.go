@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"text/tabwriter"
 
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
@@ -42,6 +43,7 @@ func Plan(w io.Writer, g *plan.Graph, q Query) error {
 	built := buildSkips(g, r.profile, d.Skips)
 	writeHeader(p, g, q, r, &d, refusal)
 	writeCandidates(p, g, d.Candidates)
+	writePools(p, g, d.Candidates)
 	writeSkips(p, g, "skipped at build time:", d.Skips[:built])
 	if r.key != "" {
 		if len(g.RequestRules(r.profile)) > 0 {
@@ -107,6 +109,29 @@ func writeCandidates(p *printer, g *plan.Graph, cands []plan.Candidate) {
 			orDash(c.Origin), orDash(ch.VerifiedAt), orDash(ch.VerifiedBy))
 	}
 	tw.Flush()
+}
+
+// writePools prints, for the candidates sent to a pool's member, the
+// member set and how the member is picked, as pistrad dials them
+// (route.Members); nothing when no candidate is pooled.
+func writePools(p *printer, g *plan.Graph, cands []plan.Candidate) {
+	var tw *tabwriter.Writer
+	for i := range cands {
+		m := route.Members(g, &cands[i])
+		if m == nil {
+			continue
+		}
+		if tw == nil {
+			p.printf("\npooled candidates, dialled on a member of:\n")
+			tw = p.table()
+			row(tw, "  ", "#", "pool", "subset", "members (DNS)", "pick", "picker", "picker_failure", "picker_timeout")
+		}
+		row(tw, "  ", strconv.Itoa(i), m.Name, orDash(m.Subset), m.Members, m.Pick, orDash(m.Picker),
+			orDash(string(m.PickerFailure)), orDash(millis(m.PickerTimeoutMS)))
+	}
+	if tw != nil {
+		tw.Flush()
+	}
 }
 
 func writeSkips(p *printer, g *plan.Graph, heading string, skips []plan.Skip) {

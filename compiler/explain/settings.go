@@ -110,6 +110,10 @@ func poolRecords(g *plan.Graph) []record {
 			{name: "dns", value: p.DNS, key: "dns"},
 			{name: "scheme", value: p.Scheme, key: "scheme"},
 			{name: "picker", value: p.Picker, key: "picker"},
+			{name: "picker_ca", value: p.PickerCAFile, key: "picker_ca"},
+			{name: "picker_plaintext", value: strconv.FormatBool(p.PickerPlaintext), key: "picker_plaintext"},
+			{name: "picker_timeout", value: millis(p.PickerTimeoutMS), key: "picker_timeout"},
+			{name: "picker_failure", value: string(p.PickerFailure), key: "picker_failure"},
 			{name: "subsets", value: strings.Join(subsets, ","), list: true, key: "subsets"},
 		}}
 	}

@@ -12,6 +12,7 @@
 package policytest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -61,6 +62,8 @@ const caseSchema = `
 	channel:    string
 	model:      string
 	translate?: string
+	members?:   string
+	picker?:    string
 }
 `
 
@@ -104,6 +107,11 @@ type Serve struct {
 	Channel   string `json:"channel"`
 	Model     string `json:"model"`
 	Translate string `json:"translate,omitempty"`
+	// Members and Picker say how a pooled candidate is dialled: the DNS
+	// name whose addresses are its member set (its subset's, else its
+	// pool's), and its pool's endpoint picker, "" for round robin.
+	Members string `json:"members,omitempty"`
+	Picker  string `json:"picker,omitempty"`
 }
 
 func (s Serve) String() string {
@@ -305,7 +313,7 @@ func shapeFields(path []string) []string {
 	case len(path) == 4 && path[2] == "want":
 		return []string{"serve", "order", "refuse"}
 	case len(path) == 5 && path[3] == "serve":
-		return []string{"provider", "channel", "model", "translate"}
+		return []string{"provider", "channel", "model", "translate", "members", "picker"}
 	case len(path) == 1:
 		return []string{"cases"}
 	}
@@ -376,7 +384,11 @@ func run(g *plan.Graph, c *Case) Result {
 
 func served(g *plan.Graph, c *plan.Candidate) Serve {
 	prov := &g.Providers[c.Provider]
-	return Serve{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Translate: string(c.Translate)}
+	s := Serve{Provider: prov.Name, Channel: prov.Channels[c.Channel].Name, Model: c.Model, Translate: string(c.Translate)}
+	if m := route.Members(g, c); m != nil {
+		s.Members, s.Picker = m.Members, m.Picker
+	}
+	return s
 }
 
 // GotText renders what a case got in the kinds of expectation it states, so
@@ -400,8 +412,12 @@ func Describe(w Want) string {
 	if w.Refuse != "" {
 		return "refused " + w.Refuse
 	}
-	if w.Serve != nil {
-		parts = append(parts, "serve "+w.Serve.String())
+	if s := w.Serve; s != nil {
+		serve := "serve " + s.String()
+		if s.Members != "" {
+			serve += " on a member of " + s.Members + ", picked by " + cmp.Or(s.Picker, "round robin")
+		}
+		parts = append(parts, serve)
 	}
 	if w.Order != nil {
 		parts = append(parts, "order ["+strings.Join(w.Order, ", ")+"]")
@@ -457,8 +473,10 @@ func wantNode(old, got Want) ast.Expr {
 		if old.Serve != nil || old.Order == nil {
 			s := got.Serve
 			sf := []any{field("provider", ast.NewString(s.Provider)), field("channel", ast.NewString(s.Channel)), field("model", ast.NewString(s.Model))}
-			if s.Translate != "" {
-				sf = append(sf, field("translate", ast.NewString(s.Translate)))
+			for _, f := range [][2]string{{"translate", s.Translate}, {"members", s.Members}, {"picker", s.Picker}} {
+				if f[1] != "" {
+					sf = append(sf, field(f[0], ast.NewString(f[1])))
+				}
 			}
 			serve := ast.NewStruct(sf...)
 			for _, e := range serve.Elts {

@@ -47,4 +47,17 @@ type WireCandidate struct {
 	Origin     string   `json:"origin"`
 	VerifiedAt string   `json:"verified_at"`
 	VerifiedBy string   `json:"verified_by"`
+	// Pool is set for a pooled candidate.
+	Pool *WirePool `json:"pool"`
+}
+
+// WirePool is how a pooled candidate is dialled, as pistra describes it.
+type WirePool struct {
+	Name            string `json:"name"`
+	Subset          string `json:"subset"`
+	Members         string `json:"members"`
+	Pick            string `json:"pick"`
+	Picker          string `json:"picker"`
+	PickerFailure   string `json:"picker_failure"`
+	PickerTimeoutMS int64  `json:"picker_timeout_ms"`
 }

@@ -115,6 +115,9 @@ type Outcome struct {
 	// Usage is what the answer reported using: for an answer cut short,
 	// what it reported before it broke.
 	Usage meter.Usage
+	// Model is the upstream model that served: the candidate's, or the
+	// one a pool's endpoint picker rewrote the request to.
+	Model string
 }
 
 // AdmitAll admits every candidate and settles nothing: the gate of a

@@ -52,6 +52,9 @@ func (t *ticket) close(o *admission.Outcome) {
 	if !t.open {
 		return // closed already: a second close must not touch a reused ticket
 	}
+	if o != nil && o.Model != "" {
+		t.served.Model = o.Model // a cost expression prices what served
+	}
 	for _, h := range t.holds {
 		var spent uint64
 		switch {

@@ -15,7 +15,7 @@ import (
 // bad value by its path in bundle.json.
 func Verify(g *plan.Graph) error {
 	for _, check := range []func(*plan.Graph) error{
-		verifyDeployment, verifyProviders, verifyProfiles, verifyKeys, verifyBudgets,
+		verifyDeployment, verifyProviders, verifyPools, verifyProfiles, verifyKeys, verifyBudgets,
 		verifyCandidates, verifySkips, verifyPlans, verifyNames, verifyTables,
 	} {
 		if err := check(g); err != nil {
@@ -96,6 +96,26 @@ func verifyProviders(g *plan.Graph) error {
 			}
 			if to == i {
 				return fmt.Errorf("%s.failover.to[%d]: a provider cannot fail over to itself", at, j)
+			}
+		}
+	}
+	return nil
+}
+
+// verifyPools holds each picker to what the runtime dials it with: a
+// bound on the pick and a failure mode, which only a picker has.
+func verifyPools(g *plan.Graph) error {
+	for i, p := range g.Pools {
+		at := fmt.Sprintf("pools[%d] (%s)", i, p.Name)
+		switch {
+		case p.Picker == "" && (p.PickerFailure != "" || p.PickerTimeoutMS != 0 || p.PickerCAFile != "" || p.PickerPlaintext):
+			return fmt.Errorf("%s: picker settings without a picker", at)
+		case p.Picker == "":
+		case p.PickerTimeoutMS <= 0:
+			return fmt.Errorf("%s.picker_timeout_ms: %d, want a bound above 0", at, p.PickerTimeoutMS)
+		default:
+			if err := known(at+".picker_failure", p.PickerFailure, plan.PickerFailures); err != nil {
+				return err
 			}
 		}
 	}

@@ -29,8 +29,14 @@ func TestVerifyRefuses(t *testing.T) {
 		mutate func(g *plan.Graph)
 		want   string
 	}{
-		{"provider pool", func(g *plan.Graph) { g.Providers[2].Pool = 1 },
-			"providers[2] (vllm).pool: index 1 out of range (1 defined)"},
+		{"provider pool", func(g *plan.Graph) { g.Providers[2].Pool = 2 },
+			"providers[2] (vllm).pool: index 2 out of range (2 defined)"},
+		{"picker without a bound", func(g *plan.Graph) { g.Pools[0].PickerTimeoutMS = 0 },
+			"pools[0] (gpus).picker_timeout_ms: 0, want a bound above 0"},
+		{"picker failure mode", func(g *plan.Graph) { g.Pools[1].PickerFailure = "ajar" },
+			`pools[1] (sidecar).picker_failure: unknown value "ajar" (known: closed, open)`},
+		{"picker settings without a picker", func(g *plan.Graph) { g.Pools[1].Picker = "" },
+			"pools[1] (sidecar): picker settings without a picker"},
 		{"failover target", func(g *plan.Graph) { g.Providers[0].Failover.To = []int{3} },
 			"providers[0] (openai).failover.to[0]: index 3 out of range (3 defined)"},
 		{"failover to itself", func(g *plan.Graph) { g.Providers[0].Failover.To = []int{1, 0} },

@@ -62,8 +62,8 @@ const (
 	// CodeUnknownRoute (400): a preflight's route parameter names no
 	// inference route.
 	CodeUnknownRoute Code = "unknown_route"
-	// CodeUnsupportedCandidate (501): the remaining candidates need a path
-	// this build does not serve yet (pools).
+	// CodeUnsupportedCandidate (501): the remaining candidates cannot be
+	// sent by this gateway (a pool's, in one started without pools).
 	CodeUnsupportedCandidate Code = "unsupported_candidate"
 	// CodeUntranslatable (400): the request uses something the upstream's
 	// dialect cannot carry (a file part, a server tool, no max tokens and

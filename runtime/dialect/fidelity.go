@@ -30,7 +30,35 @@ type Candidate struct {
 	Origin     string `json:"origin"`
 	VerifiedAt string `json:"verified_at,omitempty"`
 	VerifiedBy string `json:"verified_by,omitempty"`
+	// Pool says which members a pooled candidate is sent to and how one is
+	// chosen; nil for a candidate with a URL of its own.
+	Pool *Pool `json:"pool,omitempty"`
 }
+
+// Pool is how a pooled candidate is dialled: the member set (the addresses
+// DNS gives for Members, the pool's name or its subset's) and how the
+// member of each attempt is chosen.
+type Pool struct {
+	Name   string `json:"name"`
+	Subset string `json:"subset,omitempty"`
+	// Members is the DNS name (host:port) whose addresses are the members.
+	Members string `json:"members"`
+	// Pick is PickPicker (the endpoint picker at Picker names the member,
+	// checked against the set) or PickRoundRobin (the members in turn).
+	Pick   string `json:"pick"`
+	Picker string `json:"picker,omitempty"`
+	// PickerFailure is what a picker that is down, slow (past
+	// PickerTimeoutMS) or erring does: closed refuses the candidate, open
+	// spreads the request over the members in turn.
+	PickerFailure   plan.PickerFailure `json:"picker_failure,omitempty"`
+	PickerTimeoutMS int64              `json:"picker_timeout_ms,omitempty"`
+}
+
+// How a pool's member is chosen (Pool.Pick).
+const (
+	PickPicker     = "picker"
+	PickRoundRobin = "round_robin"
+)
 
 // Data is the machine-readable part of a refusal, sent as error.pistra in
 // both dialects: a fidelity refusal's capabilities and candidates, or,

@@ -91,3 +91,29 @@ func SortEntries(es []Entry) {
 		return es[i].Model < es[j].Model
 	})
 }
+
+// PoolOf is the pool candidate c is sent to a member of, nil when c's
+// channel has a URL of its own (its provider is no pool, or the channel
+// reaches it elsewhere).
+func (g *Graph) PoolOf(c *Candidate) *Pool {
+	p := &g.Providers[c.Provider]
+	if p.Pool < 0 || p.Pool >= len(g.Pools) || p.BaseURL != "" || p.Channels[c.Channel].BaseURL != "" {
+		return nil
+	}
+	return &g.Pools[p.Pool]
+}
+
+// MemberDNS is the DNS name (host:port) whose addresses are the members a
+// candidate restricted to subset ("" for none) may be sent to: the
+// subset's own, else the pool's; "" for a subset the pool lacks.
+func (p *Pool) MemberDNS(subset string) string {
+	if subset == "" {
+		return p.DNS
+	}
+	for _, s := range p.Subsets {
+		if s.Name == subset {
+			return s.DNS
+		}
+	}
+	return ""
+}

@@ -243,3 +243,30 @@ func TestLossAction(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolOf: a candidate of a pool-backed provider is sent to the pool's
+// members unless its channel has a URL of its own; its member set is its
+// subset's DNS name, else the pool's.
+func TestPoolOf(t *testing.T) {
+	g := &plan.Graph{
+		Pools: []plan.Pool{{Name: "gpus", DNS: "vllm:8000", Subsets: []plan.Subset{{Name: "h100", DNS: "h100:8000"}}}},
+		Providers: []plan.Provider{
+			{Name: "vllm", Pool: 0, Channels: []plan.Channel{{Name: "native"}, {Name: "gateway", BaseURL: "http://gw/v1"}}},
+			{Name: "hosted", Pool: -1, BaseURL: "https://api/v1", Channels: []plan.Channel{{Name: "native"}}},
+		},
+	}
+	if p := g.PoolOf(&plan.Candidate{Provider: 0, Channel: 0}); p == nil || p.Name != "gpus" {
+		t.Errorf("pooled channel: %v", p)
+	}
+	for _, c := range []plan.Candidate{{Provider: 0, Channel: 1}, {Provider: 1, Channel: 0}} {
+		if p := g.PoolOf(&c); p != nil {
+			t.Errorf("%+v: %v", c, p)
+		}
+	}
+	pool := &g.Pools[0]
+	for subset, want := range map[string]string{"": "vllm:8000", "h100": "h100:8000", "l4": ""} {
+		if got := pool.MemberDNS(subset); got != want {
+			t.Errorf("subset %q: %q, want %q", subset, got, want)
+		}
+	}
+}

@@ -292,6 +292,14 @@ type Pool struct {
 	// are used in turn.
 	Picker string `json:"picker,omitempty"`
 	Scheme string `json:"scheme"`
+	// PickerCAFile is the PEM bundle the picker's certificate must chain
+	// to ("" for the system roots); PickerPlaintext reaches it without TLS.
+	PickerCAFile    string `json:"picker_ca_file,omitempty"`
+	PickerPlaintext bool   `json:"picker_plaintext,omitempty"`
+	// PickerTimeoutMS bounds a pick and PickerFailure says what a picker
+	// that fails does to the request; both are set when Picker is.
+	PickerTimeoutMS int64         `json:"picker_timeout_ms,omitempty"`
+	PickerFailure   PickerFailure `json:"picker_failure,omitempty"`
 }
 
 // Subset is a named slice of a pool, with its own DNS name.

@@ -226,6 +226,79 @@ func TestFailoverPastStaticSkips(t *testing.T) {
 	}
 }
 
+// TestLastExcludedFailoverTargetCounted: a failover provider the plan
+// always rules out, last in the primary's failover.to, is counted once the
+// request went past every candidate it had (the last failure one the
+// policy moves on from, or nothing admitted); not when a candidate served,
+// a failure stopped the request, or the client left.
+func TestLastExcludedFailoverTargetCounted(t *testing.T) {
+	e503, e400 := testkit.JSON(503, `{}`), testkit.JSON(400, `{}`)
+	for _, tt := range []struct {
+		name   string
+		a, b   testkit.Reply
+		refuse map[int]bool
+		gone   bool
+		count  float64
+	}{
+		{"every candidate failed", e503, e503, nil, false, 1},
+		{"nothing admitted", e503, e503, map[int]bool{0: true, 1: true}, false, 1},
+		{"b served", e503, testkit.JSON(200, `{}`), nil, false, 0},
+		{"a 400 stops the request", e503, e400, nil, false, 0},
+		{"the client left", e503, testkit.SSE("data: {}\n\n"), nil, true, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			provs := testProviders()
+			provs[0].Retry, provs[0].Failover.To = plan.Retry{}, []int{1, 2}
+			provs[2] = plan.Provider{Name: "c", BaseURL: "http://c.test/v1", Pool: -1, Channels: provs[1].Channels}
+			m := metrics.New()
+			up := testkit.NewUpstream(map[string][]testkit.Reply{"a.test": {tt.a}, "b.test": {tt.b}})
+			call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{a0, b1},
+				providers: provs, metrics: m, gate: &recordingGate{refuse: tt.refuse}, profile: 3, key: 5, gone: tt.gone,
+				skips: []plan.Skip{{Provider: 2, Channel: -1, Reason: "model_denied"}}}.serve(t, up)
+			got := testkit.Counter(t, m.Registry(), "pistra_failover_skipped_total", map[string]string{"provider": "c", "reason": "model_denied"})
+			if got != tt.count {
+				t.Errorf("counted %v, want %v", got, tt.count)
+			}
+		})
+	}
+}
+
+// TestExcludedPrimaryCounted: a primary the plan ruled out for the
+// caller is passed over first, counted with its reason, and its failover
+// policy still governs the request.
+func TestExcludedPrimaryCounted(t *testing.T) {
+	provs := testProviders()
+	provs[0].Failover.To = []int{1, 2}
+	provs[2] = plan.Provider{Name: "c", BaseURL: "http://c.test/v1", Pool: -1, Channels: provs[1].Channels}
+	m := metrics.New()
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {testkit.JSON(503, `{}`)}, "c.test": {testkit.JSON(200, `{}`)}})
+	c2 := plan.Candidate{Provider: 2, Model: "c-model", Origin: "native"}
+	res, _ := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{b1, c2},
+		providers: provs, metrics: m, skips: []plan.Skip{{Provider: 0, Channel: -1, Reason: "model_denied"}}}.serve(t, up)
+	if res.Provider != "c" {
+		t.Fatalf("served by %q: the primary's failover policy moves a 503 on", res.Provider)
+	}
+	if n := testkit.Counter(t, m.Registry(), "pistra_failover_skipped_total", map[string]string{"provider": "a", "reason": "model_denied"}); n != 1 {
+		t.Errorf("counted %v, want 1", n)
+	}
+}
+
+// TestPreparedAwayCounted: a candidate Prepare passes over (a translation
+// planned for another route, here) is counted like a gate's refusal.
+func TestPreparedAwayCounted(t *testing.T) {
+	m := metrics.New()
+	up := testkit.NewUpstream(map[string][]testkit.Reply{"b.test": {testkit.JSON(200, `{}`)}})
+	translated := plan.Candidate{Provider: 0, Model: "t", Primary: true, Translate: plan.TranslateAnthropicOpenAI}
+	res, _ := call{route: plan.RouteChatCompletions, body: `{"model":"public","messages":[]}`, cands: []plan.Candidate{translated, b1},
+		providers: testProviders(), metrics: m}.serve(t, up)
+	if res.Provider != "b" {
+		t.Fatalf("served by %q", res.Provider)
+	}
+	if n := testkit.Counter(t, m.Registry(), "pistra_failover_skipped_total", map[string]string{"provider": "a", "reason": "unsupported_candidate"}); n != 1 {
+		t.Errorf("counted %v, want 1", n)
+	}
+}
+
 // TestLongRetryAfterMovesOn: an upstream asking for a longer wait than the
 // cap, when another provider could take the request, is not waited on: the
 // request fails over at once, and the skipped retry is counted. With

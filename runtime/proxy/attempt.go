@@ -53,7 +53,7 @@ var errTimeout = errors.New("upstream timeout")
 // wait for the response status and headers, then every gap between reads
 // of the body: a stream may run as long as it keeps sending, but an
 // upstream that goes quiet mid-answer is cut rather than waited on forever.
-func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *attempt {
+func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *member) *attempt {
 	a := &attempt{up: up, cand: c}
 	ctx, cancel := context.WithCancelCause(x.Body.traced(x.Client.Context()))
 	a.ctx, a.cancel = ctx, cancel
@@ -63,7 +63,7 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream) *att
 	}
 	a.askedUsage = x.asksUsage(c, up)
 	ch := up.Channel(c)
-	req := newRequest(ctx, x, ch, up.URL(c, x.Route), x.Body.forCandidate(c, a.askedUsage))
+	req := newRequest(ctx, x, ch, m.url(x, c, up), x.Body.forCandidate(c, a.askedUsage))
 	if c.Translate != plan.TranslateNone {
 		fitTranslatedHeaders(req.Header, &x.Body.xlat)
 	}

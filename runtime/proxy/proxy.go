@@ -33,6 +33,9 @@ type Proxy struct {
 	// Circuits hears how each attempt went (the circuit breakers); nil
 	// hears nothing.
 	Circuits Verdicts
+	// Pools picks the member each attempt on a pooled candidate dials;
+	// without it such a candidate cannot be served (Prepare).
+	Pools Pools
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (DefaultMaxAnswerBytes when 0). A larger one is relayed as
 	// it arrives, unchecked and unmetered.
@@ -93,6 +96,9 @@ func (p *Proxy) Serve(x *Exchange) {
 	}
 	// No claim outlives the request, a panic included (closeClaim).
 	defer l.closeClaim(x)
+	if len(x.Skips) > 0 && len(x.Order) > 0 {
+		p.countSkipsOf(x, primaryProvider(x)) // a primary the plan ruled out is passed over first
+	}
 	for _, ci := range x.Order {
 		if !p.try(x, &l, ci) {
 			break
@@ -103,13 +109,15 @@ func (p *Proxy) Serve(x *Exchange) {
 
 // Prepare readies candidate c to be sent for x, translating the body when
 // c needs it. It reports false when c cannot take the request: this build
-// cannot dial it (refusal nil), or its translator refuses the body (the
-// refusal says why). The attempt loop then moves to the next candidate
-// whatever the failover policy, since nothing was sent; preflight asks the
-// same question, so it names the candidate the loop would really try.
-func (x *Exchange) Prepare(c *plan.Candidate) (ok bool, refusal *dialect.Error) {
+// cannot dial it (refusal nil; a pooled candidate when p has no Pools), or
+// its translator refuses the body (the refusal says why). The attempt loop
+// then moves to the next candidate whatever the failover policy, since
+// nothing was sent; preflight asks the same question, so it names the
+// candidate the loop would really try. A pooled candidate's member is
+// picked once it is admitted (pickMember).
+func (p *Proxy) Prepare(x *Exchange, c *plan.Candidate) (ok bool, refusal *dialect.Error) {
 	up := &x.Upstreams[c.Provider]
-	if !servable(c, up, x.Route) {
+	if !servable(c, up, x.Route) || (p.Pools == nil && up.Pooled(c)) {
 		return false, nil
 	}
 	if e := x.prepareTranslation(c, up); e != nil {
@@ -129,8 +137,9 @@ func Unservable(requested string) *dialect.Error {
 }
 
 // servable is the one place that passes over candidates this build cannot
-// serve: providers without a fixed URL (pools), and a translation pair
-// planned for another route than the request's (the compiler plans none).
+// serve: a channel that does not serve the route, and a translation pair
+// planned for another route than the request's (the compiler plans
+// neither).
 func servable(c *plan.Candidate, up *upstream.Upstream, inbound plan.Route) bool {
 	if c.Translate != plan.TranslateNone && c.Translate.Inbound() != inbound {
 		return false
@@ -147,34 +156,48 @@ func (p *Proxy) primaryFailover(x *Exchange) upstream.Classes {
 	return x.Upstreams[primaryProvider(x)].FailoverOn
 }
 
-// primaryProvider is the provider whose policy governs x: the first
-// primary candidate's, else the first candidate's.
+// primaryProvider is the provider whose policy governs x: that of the
+// plan's primary candidates, selected or not. When the plan left the
+// primary no candidate, the first skip is the primary's (the build lists
+// every provider's in failover order, the primary's first), else the
+// first candidate's.
 func primaryProvider(x *Exchange) int {
-	for _, ci := range x.Order {
-		if c := &x.Candidates[ci]; c.Primary {
+	for i := range x.Candidates {
+		if c := &x.Candidates[i]; c.Primary {
 			return c.Provider
 		}
+	}
+	if len(x.Skips) > 0 {
+		return x.Skips[0].Provider
 	}
 	return x.Candidates[x.Order[0]].Provider
 }
 
 // tryCandidate sends c, retrying on the same provider while its retry
-// policy allows, and returns the last attempt.
+// policy allows, and returns the last attempt. A pooled candidate's
+// attempts go to the members picked for it: a member that does not take
+// the connection hands the attempt to the next of the pick at once, and a
+// retry goes to a member not tried yet where there is one (retarget).
 //
 // When the upstream asks for a longer wait than MaxRetryWait and the
 // failure would move the request (moveOn) to another provider later in the
 // order, waiting the cap is waiting for an answer the upstream said would
 // not come: the loop moves on at once instead, and counts why. ci is c's
 // index in x.Candidates.
-func (p *Proxy) tryCandidate(x *Exchange, ci int, up *upstream.Upstream, res *record.Record, moveOn upstream.Classes) *attempt {
-	c := &x.Candidates[ci]
+func (p *Proxy) tryCandidate(x *Exchange, l *loop, ci int, c *plan.Candidate, up *upstream.Upstream) *attempt {
+	res, moveOn, m := x.Record, l.moveOn, l.member
 	var asked time.Duration // the shortest retry-after the upstream asked for
 	for try := 0; ; try++ {
-		a := p.send(x, c, up)
+		a := p.send(x, c, up, m)
 		res.Attempts++
 		p.observe(x, c.Provider, a.class)
 		if a.class == classNone || a.class == classCanceled {
 			return a
+		}
+		if a.class == classConnect && m.walk() {
+			a.discard()
+			try-- // not a retry: the request never reached that member
+			continue
 		}
 		ra, askedWait := a.retryAfter()
 		if askedWait && ra > 0 && (asked == 0 || ra < asked) {
@@ -190,6 +213,10 @@ func (p *Proxy) tryCandidate(x *Exchange, ci int, up *upstream.Upstream, res *re
 			return a
 		}
 		wait := p.retryWait(up, try, ra, askedWait)
+		if !p.retarget(x, m, c) {
+			x.failed(c, a, try, asked)
+			return a
+		}
 		a.discard()
 		p.Metrics.Retry(up.Name, a.class.String())
 		if !sleep(x.Client, wait) {
@@ -241,10 +268,12 @@ func sleep(r *http.Request, d time.Duration) bool {
 // dialect, so the client's SDK reads it as it would from the provider);
 // otherwise, or when no upstream answered, the gateway's own error names
 // every candidate and how each failed.
-func (p *Proxy) answerFailure(x *Exchange, last *attempt, res *record.Record) {
+func (p *Proxy) answerFailure(x *Exchange, l *loop) {
+	last, res := l.last, x.Record
 	res.Err = last.err
 	res.SetOriginHeader(x.W.Header())
 	if last.resp != nil && len(x.walk.steps) == 1 {
+		l.member.commit(x, last.resp.StatusCode)
 		p.relay(x, last, res)
 		return
 	}

@@ -94,6 +94,10 @@ type call struct {
 	// gone, when set, is a client whose connection closed before the
 	// answer: every body write fails and its context is cancelled.
 	gone bool
+	// pools are the pools the providers index, and picker the proxy's
+	// Pools (nil for none).
+	pools  []plan.Pool
+	picker Pools
 }
 
 // hangUp is a client that leaves once it has read what it waits for.
@@ -131,7 +135,7 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 		provs = translationProviders()
 	}
 	env := map[string]string{"ANT": antSecret, "OAI": oaiSecret}
-	ups, err := upstream.Resolve(&plan.Graph{Providers: provs}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	ups, err := upstream.Resolve(&plan.Graph{Providers: provs, Pools: c.pools}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +181,7 @@ func (c call) serve(t *testing.T, up *testkit.Upstream) (record.Record, *flushCo
 		tr = c.transport
 	}
 	p := &Proxy{Transport: tr, Metrics: m, MaxRetryWait: time.Millisecond, Gate: c.gate, Circuits: c.circuits,
-		MaxAnswerBytes: c.maxAnswer}
+		MaxAnswerBytes: c.maxAnswer, Pools: c.picker}
 	var rec record.Record
 	p.Serve(&Exchange{W: cw, Client: client, RequestID: "req_t", Route: c.route, Dialect: d,
 		Body: &body, Upstreams: ups, Candidates: c.cands, Order: order, Skips: c.skips,

@@ -21,8 +21,9 @@ type walk struct {
 	// sent counts the candidates sent; refusedRetry those among them whose
 	// upstream said x-should-retry: false on its last try, unstated those
 	// that failed without saying how long to wait (a retry may succeed at
-	// once), and limited those whose last try was a 429.
-	sent, refusedRetry, unstated, limited int
+	// once), and limited those whose last try was a 429. (int32: a count of
+	// candidates, and it keeps an Exchange within 512 bytes.)
+	sent, refusedRetry, unstated, limited int32
 	// status is what the last candidate sent answered, 0 when nothing.
 	status int
 }

@@ -39,8 +39,10 @@ type Record struct {
 	// gateway answered itself. Tried is the candidate of the last attempt,
 	// served or not.
 	Served, Tried *plan.Candidate
-	// Provider names Served's provider; empty when none did.
-	Provider string
+	// Provider names Served's provider; empty when none did. Endpoint is
+	// the pool member (host:port) whose answer was relayed, when Served
+	// is pooled.
+	Provider, Endpoint string
 	// Attempts counts upstream requests sent.
 	Attempts int
 	// Failover is true once the request moved to another provider.
@@ -86,6 +88,9 @@ const (
 	// HeaderFailover is "true" when the answer came from another provider
 	// than the request was first sent to.
 	HeaderFailover = "Pistra-Failover"
+	// HeaderEndpoint is the pool member (host:port) that served, on a
+	// pooled provider's answers only.
+	HeaderEndpoint = "Pistra-Endpoint"
 )
 
 // Header values shared by every response; never modified.
@@ -115,6 +120,9 @@ func (r *Record) SetServedHeaders(h http.Header, provider, model []string) {
 	h[HeaderFailover] = falseValue
 	if r.Failover {
 		h[HeaderFailover] = trueValue
+	}
+	if r.Endpoint != "" {
+		h[HeaderEndpoint] = []string{r.Endpoint}
 	}
 	r.SetOriginHeader(h)
 }
@@ -154,6 +162,7 @@ func (r *Record) Attrs(attrs []slog.Attr, d time.Duration) []slog.Attr {
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
 		slog.String("provider", r.ProviderLabel()),
 	)
+	attrs = appendString(attrs, "endpoint", r.Endpoint)
 	attrs = appendString(attrs, "profile", r.Profile)
 	attrs = appendString(attrs, "on_behalf_of", r.OnBehalfOf)
 	if r.Served != nil {

@@ -173,5 +173,6 @@ func describe(g *plan.Graph, c *plan.Candidate, used plan.CapSet) dialect.Candid
 		// The claim is the translator's, not the native channel's it rides.
 		d.VerifiedAt, d.VerifiedBy = "", translate.Claim(c.Translate)
 	}
+	d.Pool = Members(g, c)
 	return d
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // BenchmarkInference is the gateway's own per-request cost on the JSON
@@ -33,6 +35,23 @@ func BenchmarkInferenceWithSuspensions(b *testing.B) {
 func BenchmarkInferenceRuleSuspended(b *testing.B) {
 	o := testOptions(ruledGraph(b), okUpstream().Unrecorded())
 	o.Suspensions = &ruleStore{rules: map[string]bool{"no-oa": true}}
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchInference(b, s)
+}
+
+// BenchmarkInferencePooled is BenchmarkInference with the provider a pool
+// whose pick (a fixed member, no DNS nor picker) costs nothing itself: the
+// attempt loop's own cost of a pooled candidate (the pick's request, the
+// member's URL, Pistra-Endpoint) over a plain one.
+func BenchmarkInferencePooled(b *testing.B) {
+	g := testGraph()
+	g.Pools = []plan.Pool{{Name: "gpus", DNS: "gpus.test:8000", Scheme: "http"}}
+	g.Providers[0].BaseURL, g.Providers[0].Pool = "", 0
+	o := testOptions(g, okUpstream().Unrecorded())
+	o.Pools = &onePick{member: "10.1.2.3:8000"}
 	s, err := New(o)
 	if err != nil {
 		b.Fatal(err)

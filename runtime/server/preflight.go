@@ -102,7 +102,7 @@ func (s *Server) answerPreflight(x *exchange, rt plan.Route) *dialect.Error {
 	sent := false
 	for _, ci := range d.Selection.Attempt {
 		c := &d.Candidates[ci]
-		ok, e := px.Prepare(c)
+		ok, e := s.proxy.Prepare(&px, c)
 		if ok {
 			if no := cmp.Or(s.suspended(x, c), s.circuits.Refused(x.snap.Graph, c)); no != nil {
 				if no.Final && !sent {

@@ -165,8 +165,9 @@ func TestAdminPreflightAndCatalog(t *testing.T) {
 }
 
 // TestPreflightPassesOverWhatTheProxyCannotDial: a pool-backed candidate is
-// passed over by the attempt loop (this build dials no pools), so preflight
-// refuses exactly as the request does rather than naming it as the server.
+// passed over by the attempt loop of a gateway started without pools
+// (Options.Pools), so preflight refuses exactly as the request does rather
+// than naming it as the server.
 func TestPreflightPassesOverWhatTheProxyCannotDial(t *testing.T) {
 	g := testGraph()
 	g.Pools = []plan.Pool{{Name: "gpus", DNS: "gpus.test:8000", Scheme: "http"}}

@@ -82,6 +82,10 @@ type Options struct {
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (default proxy.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
+	// Pools picks the member each attempt on a pooled provider dials
+	// (runtime/pool); nil serves no pool, whose candidates are then passed
+	// over (unsupported_candidate).
+	Pools proxy.Pools
 	// PublicTLS and AdminTLS, when set, serve that listener over TLS, with
 	// HTTP/2 offered to clients that support it; nil serves cleartext
 	// HTTP/1.1.
@@ -141,7 +145,7 @@ func New(o Options) (*Server, error) {
 		gate = admission.Gates{s.suspensions, s.circuits, s.budgets}
 	}
 	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: gate,
-		Circuits: s.circuits, MaxAnswerBytes: o.MaxAnswerBytes}
+		Circuits: s.circuits, MaxAnswerBytes: o.MaxAnswerBytes, Pools: o.Pools}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {

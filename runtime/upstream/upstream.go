@@ -8,6 +8,7 @@
 package upstream
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -68,9 +69,11 @@ type Channel struct {
 	// headers are the provider's static headers and the channel's own,
 	// canonical names, without those meant for the other dialect.
 	headers []plan.Header
-	// urls[route index] is nil where the channel does not serve the route
-	// or the provider has no base URL of its own (pools).
-	urls []*url.URL
+	// urls[route index] is nil where the channel does not serve the route.
+	// A pooled channel's are templates without a host (MemberURL puts the
+	// picked member's there).
+	urls   []*url.URL
+	pooled bool
 	// anthropicVersion is the channel's static anthropic-version, which a
 	// body translated for it is written for.
 	anthropicVersion string
@@ -96,7 +99,7 @@ func Resolve(g *plan.Graph, env func(string) (string, bool)) ([]Upstream, error)
 	var missing []string
 	for i := range g.Providers {
 		p := &g.Providers[i]
-		m, err := ups[i].resolve(p, env)
+		m, err := ups[i].resolve(p, poolScheme(g, p), env)
 		for _, v := range m {
 			missing = append(missing, v.describe(p.Name))
 		}
@@ -128,7 +131,7 @@ func (m unset) describe(provider string) string {
 	return fmt.Sprintf("%s (provider %q, channel %s)", m.env, provider, strings.Join(m.channels, ", "))
 }
 
-func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) ([]unset, error) {
+func (u *Upstream) resolve(p *plan.Provider, scheme string, env func(string) (string, bool)) ([]unset, error) {
 	u.Name, u.NameHeader = p.Name, []string{p.Name}
 	u.resolveTranslation(p)
 	u.modelHeaders = make(map[string][]string, len(p.Models))
@@ -155,7 +158,7 @@ func (u *Upstream) resolve(p *plan.Provider, env func(string) (string, bool)) ([
 	creds := credentials{env: env}
 	u.channels = make([]Channel, len(p.Channels))
 	for ci := range p.Channels {
-		if err := u.channels[ci].resolve(p, ci, &creds); err != nil {
+		if err := u.channels[ci].resolve(p, ci, scheme, &creds); err != nil {
 			errs = append(errs, fmt.Errorf("channel %q: %w", p.Channels[ci].Name, err))
 		}
 	}
@@ -187,8 +190,10 @@ func (c *credentials) lookup(name, channel string) (string, bool) {
 }
 
 // resolve fits channel ci of p: the credential its scheme presents, the
-// headers of its dialect, its URLs.
-func (ch *Channel) resolve(p *plan.Provider, ci int, creds *credentials) error {
+// headers of its dialect, its URLs (templates on scheme, for the members
+// of p's pool, when the channel has no base URL of its own and scheme is
+// set).
+func (ch *Channel) resolve(p *plan.Provider, ci int, scheme string, creds *credentials) error {
 	pc := &p.Channels[ci]
 	ch.dialect = pc.Dialect
 	if name := p.ChannelCredentialEnv(ci); name != "" {
@@ -218,7 +223,7 @@ func (ch *Channel) resolve(p *plan.Provider, ci int, creds *credentials) error {
 		}
 	}
 	var err error
-	ch.urls, err = channelURLs(p, pc)
+	ch.urls, ch.pooled, err = channelURLs(p, pc, scheme)
 	return err
 }
 
@@ -273,15 +278,17 @@ func loadTLS(t *plan.TLS) (*tls.Config, error) {
 }
 
 // channelURLs builds the URL of every route the channel serves, with the
-// provider's static query parameters and the channel's over them.
-func channelURLs(p *plan.Provider, ch *plan.Channel) ([]*url.URL, error) {
+// provider's static query parameters and the channel's over them. A
+// channel reaching its provider's pool (pooled) gets templates on scheme
+// with no host, for the member each attempt picks.
+func channelURLs(p *plan.Provider, ch *plan.Channel, scheme string) (urls []*url.URL, pooled bool, err error) {
 	out := make([]*url.URL, len(plan.Routes))
-	base := ch.BaseURL
+	base := cmp.Or(ch.BaseURL, p.BaseURL)
 	if base == "" {
-		base = p.BaseURL
-	}
-	if base == "" {
-		return out, nil // pool-backed: no fixed URL to dial
+		if scheme == "" {
+			return out, false, nil // nothing to dial (a graph verify refuses)
+		}
+		base, pooled = scheme+"://"+poolHost+poolBase, true
 	}
 	var query string
 	if len(p.Query)+len(ch.Query) > 0 {
@@ -297,23 +304,27 @@ func channelURLs(p *plan.Provider, ch *plan.Channel) ([]*url.URL, error) {
 	for _, r := range ch.Routes {
 		path := r.UpstreamPath()
 		if path == "" {
-			return nil, fmt.Errorf("unknown route %q", r)
+			return nil, false, fmt.Errorf("unknown route %q", r)
 		}
 		u, err := url.Parse(strings.TrimSuffix(base, "/") + path)
 		if err != nil {
-			return nil, fmt.Errorf("base URL: %w", err)
+			return nil, false, fmt.Errorf("base URL: %w", err)
 		}
 		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("base URL %q is not an absolute http(s) URL", base)
+			return nil, false, fmt.Errorf("base URL %q is not an absolute http(s) URL", base)
+		}
+		if pooled {
+			u.Host = ""
 		}
 		u.RawQuery = query
 		out[routeIndex(r)] = u
 	}
-	return out, nil
+	return out, pooled, nil
 }
 
 // URL is where candidate c is sent for a request that arrived on inbound,
-// or nil when this build cannot dial it.
+// nil when c's channel does not serve that route; for a pooled candidate
+// it is the template without a host (MemberURL fills it in).
 func (u *Upstream) URL(c *plan.Candidate, inbound plan.Route) *url.URL {
 	if c.Channel < 0 || c.Channel >= len(u.channels) {
 		return nil
@@ -326,11 +337,12 @@ func (u *Upstream) URL(c *plan.Candidate, inbound plan.Route) *url.URL {
 }
 
 // Hosts adds to set the host (host or host:port, as the URL writes it) of
-// every URL u's channels send to.
+// every fixed URL u's channels send to (a pool's members come and go with
+// DNS, and are not among them).
 func (u *Upstream) Hosts(set map[string]bool) {
 	for i := range u.channels {
 		for _, url := range u.channels[i].urls {
-			if url != nil {
+			if url != nil && url.Host != "" {
 				set[url.Host] = true
 			}
 		}

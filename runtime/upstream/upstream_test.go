@@ -227,3 +227,54 @@ func TestTLSFiles(t *testing.T) {
 		t.Errorf("a provider without tls options has a TLS config of its own (%v)", err)
 	}
 }
+
+// TestPoolMemberURLs: a pool-backed provider's channels are templates on
+// the pool's scheme, with the route below /v1 and the static query, that
+// take the picked member as their host; a channel with a base URL of its
+// own is not pooled, and no member is among the fixed hosts.
+func TestPoolMemberURLs(t *testing.T) {
+	routes := []plan.Route{plan.RouteChatCompletions, plan.RouteMessages}
+	g := &plan.Graph{
+		Pools: []plan.Pool{{Name: "gpus", DNS: "vllm.test:8000", Scheme: "https"}},
+		Providers: []plan.Provider{{Name: "vllm", Pool: 0, Query: []plan.Header{{Name: "v", Value: "1"}}, Channels: []plan.Channel{
+			{Name: "native", Dialect: plan.DialectOpenAI, Routes: routes},
+			{Name: "gateway", Dialect: plan.DialectOpenAI, BaseURL: "http://gateway.test/v1", Routes: routes},
+		}}},
+	}
+	ups, err := Resolve(g, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &ups[0]
+	pooled, fixed := &plan.Candidate{Channel: 0}, &plan.Candidate{Channel: 1}
+	if !up.Pooled(pooled) || up.Pooled(fixed) {
+		t.Fatalf("pooled: %v %v", up.Pooled(pooled), up.Pooled(fixed))
+	}
+	if u := up.URL(pooled, plan.RouteChatCompletions); u == nil || u.Host != "" || u.String() != "https:///v1/chat/completions?v=1" {
+		t.Errorf("template %v", u)
+	}
+	for _, tt := range []struct {
+		c        *plan.Candidate
+		route    plan.Route
+		endpoint string
+		want     string
+	}{
+		{pooled, plan.RouteChatCompletions, "10.0.0.7:8000", "https://10.0.0.7:8000/v1/chat/completions?v=1"},
+		{pooled, plan.RouteMessages, "[fd00::7]:8000", "https://[fd00::7]:8000/v1/messages?v=1"},
+	} {
+		if got := up.MemberURL(tt.c, tt.route, tt.endpoint); got == nil || got.String() != tt.want {
+			t.Errorf("%s on %s: %v, want %s", tt.route, tt.endpoint, got, tt.want)
+		}
+	}
+	if got := up.MemberURL(pooled, plan.RouteEmbeddings, "10.0.0.7:8000"); got != nil {
+		t.Errorf("a route the channel does not serve: %v", got)
+	}
+	if tmpl := up.URL(pooled, plan.RouteChatCompletions); tmpl.Host != "" {
+		t.Errorf("MemberURL wrote into the template: %v", tmpl)
+	}
+	set := map[string]bool{}
+	up.Hosts(set)
+	if !maps.Equal(set, map[string]bool{"gateway.test": true}) {
+		t.Errorf("hosts %v", set)
+	}
+}

@@ -23,7 +23,11 @@ func Maximal() *plan.Graph {
 		Providers:      []plan.Provider{openAI(), anthropic(), selfHosted()},
 		Pools: []plan.Pool{{
 			Name: "gpus", DNS: "vllm.internal:8000", Scheme: "https", Picker: "picker.internal:9002",
+			PickerCAFile: "/etc/pistra/picker-ca.pem", PickerTimeoutMS: 2000, PickerFailure: plan.PickerFailClosed,
 			Subsets: []plan.Subset{{Name: "eval", DNS: "vllm-eval.internal:8000"}},
+		}, {
+			Name: "sidecar", DNS: "127.0.0.1:8000", Scheme: "http", Picker: "127.0.0.1:9002",
+			PickerPlaintext: true, PickerTimeoutMS: 250, PickerFailure: plan.PickerFailOpen,
 		}},
 		Profiles: []plan.Profile{
 			{Name: "default", RequireCaps: 0, OnFidelityLoss: plan.LossReject, Table: 0},
