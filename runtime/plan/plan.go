@@ -278,8 +278,21 @@ type Pool struct {
 	// Picker is the ext_proc endpoint picker address; empty means members
 	// are used in turn.
 	Picker string `json:"picker,omitempty"`
-	Scheme string `json:"scheme"`
+	// PickerTimeoutMS bounds how long a pick may take (0: the runtime's
+	// default). PickerFailure is what a picker that is down or too slow
+	// does to the request: PickerFailClosed (the default, also when empty)
+	// refuses it for this candidate, PickerFailOpen spreads it over the
+	// members in turn.
+	PickerTimeoutMS int64  `json:"picker_timeout_ms,omitempty"`
+	PickerFailure   string `json:"picker_failure,omitempty"`
+	Scheme          string `json:"scheme"`
 }
+
+// A pool's picker failure modes (Pool.PickerFailure).
+const (
+	PickerFailClosed = "closed"
+	PickerFailOpen   = "open"
+)
 
 // Subset is a named slice of a pool, with its own DNS name.
 type Subset struct {
