@@ -25,6 +25,7 @@ import (
 	"github.com/pistra/pistra/runtime/circuit"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/suspend"
@@ -82,6 +83,9 @@ type Options struct {
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (default proxy.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
+	// Pools is how pool member sets are resolved and pickers dialled; the
+	// server gives it its logger and metrics.
+	Pools pool.Options
 	// PublicTLS and AdminTLS, when set, serve that listener over TLS, with
 	// HTTP/2 offered to clients that support it; nil serves cleartext
 	// HTTP/1.1.
@@ -100,6 +104,8 @@ type Server struct {
 	// gate; suspensions is the gate of Options.Suspensions.
 	circuits    *circuit.Set
 	suspensions suspend.Gate
+	// pools keeps the pools' member sets and pickers across reloads.
+	pools *pool.Set
 	// stopFlush ends the budget flush loop; flushed is closed once it has
 	// made its last flush.
 	stopFlush context.CancelFunc
@@ -129,6 +135,9 @@ func New(o Options) (*Server, error) {
 		s.budgets.SetDegradedShare(o.DegradedShare)
 	}
 	s.circuits = circuit.NewSet(s.logCircuit)
+	po := o.Pools
+	po.Logger, po.Metrics = s.log, s.metrics
+	s.pools = pool.New(po)
 	s.suspensions = suspend.Gate{Store: o.Suspensions}
 	// An open circuit is checked before a budget is held for the candidate; a
 	// half-open probe taken for a candidate the budget then refuses is given
@@ -147,6 +156,7 @@ func New(o Options) (*Server, error) {
 	s.snap.Store(snap)
 	adminHandler, err := admin.Handler(o.AdminToken, s)
 	if err != nil {
+		s.pools.Close()
 		return nil, err
 	}
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
@@ -267,6 +277,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
 	}
 	wg.Wait()
+	s.pools.Close()
 	if s.stopFlush != nil {
 		s.stopFlush() // in-flight requests are settled: flush what they spent
 		<-s.flushed
