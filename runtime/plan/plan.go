@@ -278,21 +278,16 @@ type Pool struct {
 	// Picker is the ext_proc endpoint picker address; empty means members
 	// are used in turn.
 	Picker string `json:"picker,omitempty"`
-	// PickerTimeoutMS bounds how long a pick may take (0: the runtime's
-	// default). PickerFailure is what a picker that is down or too slow
-	// does to the request: PickerFailClosed (the default, also when empty)
-	// refuses it for this candidate, PickerFailOpen spreads it over the
-	// members in turn.
-	PickerTimeoutMS int64  `json:"picker_timeout_ms,omitempty"`
-	PickerFailure   string `json:"picker_failure,omitempty"`
-	Scheme          string `json:"scheme"`
+	Scheme string `json:"scheme"`
+	// PickerCAFile is the PEM bundle the picker's certificate must chain
+	// to ("" for the system roots); PickerPlaintext reaches it without TLS.
+	PickerCAFile    string `json:"picker_ca_file,omitempty"`
+	PickerPlaintext bool   `json:"picker_plaintext,omitempty"`
+	// PickerTimeoutMS bounds a pick and PickerFailure says what a picker
+	// that fails does to the request; both are set when Picker is.
+	PickerTimeoutMS int64         `json:"picker_timeout_ms,omitempty"`
+	PickerFailure   PickerFailure `json:"picker_failure,omitempty"`
 }
-
-// A pool's picker failure modes (Pool.PickerFailure).
-const (
-	PickerFailClosed = "closed"
-	PickerFailOpen   = "open"
-)
 
 // Subset is a named slice of a pool, with its own DNS name.
 type Subset struct {

@@ -105,6 +105,28 @@ var LossActions = []LossAction{LossReject, LossAllow}
 // Valid reports whether a is a known on_fidelity_loss action.
 func (a LossAction) Valid() bool { return slices.Contains(LossActions, a) }
 
+// PickerFailure is what a pool's request does when its endpoint picker is
+// down, slow or errs.
+type PickerFailure string
+
+const (
+	// PickerFailClosed refuses the pooled candidate (picker_unavailable),
+	// so the request fails over as its policy says.
+	PickerFailClosed PickerFailure = "closed"
+	// PickerFailOpen spreads the request over the members in turn.
+	PickerFailOpen PickerFailure = "open"
+)
+
+// PickerFailures lists every picker_failure mode, the default first.
+var PickerFailures = []PickerFailure{PickerFailClosed, PickerFailOpen}
+
+// Valid reports whether f is a known picker_failure mode.
+func (f PickerFailure) Valid() bool { return slices.Contains(PickerFailures, f) }
+
+// DefaultPickerTimeoutMS bounds a pick when the pool states no
+// picker_timeout.
+const DefaultPickerTimeoutMS = 2000
+
 // Window is the period a budget's allowance covers.
 type Window string
 

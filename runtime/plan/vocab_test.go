@@ -30,6 +30,7 @@ func TestVocabularies(t *testing.T) {
 	check("LossActions", Names(LossActions), func(s string) bool { return LossAction(s).Valid() })
 	check("Windows", Names(Windows), func(s string) bool { return Window(s).Valid() })
 	check("BucketScopes", Names(BucketScopes), func(s string) bool { return BucketScope(s).Valid() })
+	check("PickerFailures", Names(PickerFailures), func(s string) bool { return PickerFailure(s).Valid() })
 }
 
 func TestNames(t *testing.T) {

@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -54,7 +53,7 @@ func (s *Set) ask(ctx context.Context, t *target, w *watcher, r *Request) (*Pick
 		return s.inTurn(t, w, r, OutcomeRefused)
 	}
 	s.count(t, OutcomePicked)
-	return &Pick{Endpoints: untriedFirst(eps, r.Exclude), Outcome: OutcomePicked, Model: rewritten(a.Body, r.Model), stream: a.Stream}, nil
+	return &Pick{endpoints: untriedFirst(eps, r.Exclude), outcome: OutcomePicked, model: a.Model, stream: a.Stream}, nil
 }
 
 // pickerFailed is what a pool does when its picker fails: the members in
@@ -141,17 +140,4 @@ func untriedFirst(eps, tried []string) []string {
 		}
 	}
 	return out
-}
-
-// rewritten is the model the picker's body names when it differs from
-// model; empty when the body is unchanged, unreadable or names the same.
-func rewritten(body []byte, model string) string {
-	if body == nil || !json.Valid(body) {
-		return ""
-	}
-	f, err := dialect.FindModel(body)
-	if err != nil || f.Name == model {
-		return ""
-	}
-	return f.Name
 }

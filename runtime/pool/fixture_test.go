@@ -62,7 +62,7 @@ func (f *fixture) pick(t *testing.T, g *plan.Graph, r *pool.Request) *pool.Pick 
 	if no != nil {
 		t.Fatalf("Pick refused: %s (%v)", no.Reason, no.Error)
 	}
-	if len(pk.Endpoints) == 0 {
+	if len(pk.Endpoints()) == 0 {
 		t.Fatal("Pick returned no endpoint")
 	}
 	return pk
@@ -74,7 +74,7 @@ func (f *fixture) refused(t *testing.T, g *plan.Graph, r *pool.Request) *admissi
 	t.Helper()
 	pk, no := f.set.Pick(context.Background(), g, 0, r)
 	if no == nil {
-		t.Fatalf("Pick = %v (%s), want a refusal", pk.Endpoints, pk.Outcome)
+		t.Fatalf("Pick = %v (%s), want a refusal", pk.Endpoints(), pk.Outcome())
 	}
 	return no
 }

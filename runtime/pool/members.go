@@ -60,11 +60,11 @@ type watcher struct {
 
 	cur    atomic.Pointer[members]
 	cursor atomic.Uint64
-	users  atomic.Pointer[[]user]
 	// pending is the users a Load under way gives it (Set.mu).
 	pending []user
 
-	mu        sync.Mutex // guards what Status reads below
+	mu        sync.Mutex // guards the users and what Status reads below
+	users     []user     // whose gauges it publishes
 	lastErr   string
 	failedAt  time.Time
 	interval  time.Duration // until the next resolution, as last decided
@@ -85,7 +85,6 @@ type watcher struct {
 func newWatcher(s *Set, name string) *watcher {
 	w := &watcher{name: name, set: s, since: time.Now(), done: make(chan struct{})}
 	w.ctx, w.stop = context.WithCancel(context.Background())
-	w.users.Store(&[]user{})
 	w.cur.Store(newMembers(nil, time.Time{}))
 	host, port, err := net.SplitHostPort(name)
 	var p uint64
@@ -112,9 +111,9 @@ func newWatcher(s *Set, name string) *watcher {
 func (w *watcher) addUser(u user) { w.pending = append(w.pending, u) }
 
 func (w *watcher) commitUsers() {
-	us := w.pending
-	w.pending = nil
-	w.users.Store(&us)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.users, w.pending = w.pending, nil
 }
 
 // start resolves once, so the set is known before requests look for it,
@@ -223,10 +222,14 @@ func (w *watcher) logChange(old *members, addrs []netip.AddrPort) {
 }
 
 // publish sets the gauges of every provider (and subset) the set serves.
+// It holds the lock, so once a Load has committed the users no publish
+// under the old ones follows (and revives a gauge the Load withdrew).
 func (w *watcher) publish(now time.Time) {
 	m := w.cur.Load()
 	age := w.age(m, now)
-	for _, u := range *w.users.Load() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, u := range w.users {
 		w.set.opts.Metrics.PoolMembers(u.provider, u.subset, len(m.names), age)
 	}
 }

@@ -1,6 +1,7 @@
 package pool_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -29,7 +30,7 @@ func TestMembersFollowDNS(t *testing.T) {
 	eventually(t, "the new member set", f.membersAre(t, "vllm", "127.0.0.3:8000", "127.0.0.4:8000"))
 	seen := map[string]int{}
 	for range 20 {
-		seen[f.pick(t, g, &pool.Request{}).Endpoints[0]]++
+		seen[f.pick(t, g, &pool.Request{}).Endpoints()[0]]++
 	}
 	if seen["127.0.0.2:8000"] != 0 || seen["127.0.0.3:8000"] != 10 || seen["127.0.0.4:8000"] != 10 {
 		t.Errorf("picks after the change = %v, want .3 and .4 ten times each, .2 never", seen)
@@ -70,7 +71,7 @@ func TestResolutionFailureKeepsLastSet(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for range 4 {
-		seen[f.pick(t, g, &pool.Request{}).Endpoints[0]] = true
+		seen[f.pick(t, g, &pool.Request{}).Endpoints()[0]] = true
 	}
 	if len(seen) != 2 {
 		t.Errorf("picks while DNS fails = %v, want both members of the last set", seen)
@@ -139,7 +140,7 @@ func TestAddressLiteralIsAFixedSet(t *testing.T) {
 	f := newFixture(t)
 	g := graph(plan.Pool{Name: "one", DNS: "127.0.0.2:9000"}, plan.Pool{Name: "six", DNS: "[::1]:9000"})
 	f.set.Load(g)
-	if got := f.pick(t, g, &pool.Request{}).Endpoints; !slices.Equal(got, []string{"127.0.0.2:9000"}) {
+	if got := f.pick(t, g, &pool.Request{}).Endpoints(); !slices.Equal(got, []string{"127.0.0.2:9000"}) {
 		t.Errorf("pick = %v", got)
 	}
 	if st := f.status(t, "six"); !slices.Equal(st.Members, []string{"[::1]:9000"}) || st.ResolvedAt != nil || st.AgeSeconds != 0 {
@@ -168,5 +169,41 @@ func TestReloadKeepsAndStopsWatchers(t *testing.T) {
 	}
 	if got := f.set.Status(time.Now()); len(got) != 1 || got[0].Provider != "a" {
 		t.Errorf("status after the reload: %+v", got)
+	}
+}
+
+// TestSilentDNSKeepsLastSet: a DNS server that stops answering is a
+// failure like any other (the last set kept), and does not hold up Close.
+func TestSilentDNSKeepsLastSet(t *testing.T) {
+	f := newFixture(t)
+	f.dns.Set(t, "vllm.test", 0, "127.0.0.2")
+	g := graph(plan.Pool{Name: "vllm", DNS: "vllm.test:8000"})
+	f.set.Load(g)
+	f.dns.Silence("vllm.test")
+	eventually(t, "a resolution timed out", func() bool { return f.status(t, "vllm").LastError != "" })
+	if st := f.status(t, "vllm"); !slices.Equal(st.Members, []string{"127.0.0.2:8000"}) {
+		t.Errorf("members after a timeout: %v", st.Members)
+	}
+	asked := f.dns.Queries("vllm.test")
+	eventually(t, "the next query, unanswered", func() bool { return f.dns.Queries("vllm.test") > asked })
+	start := time.Now()
+	f.set.Close()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close waited %v on a query nobody answers", d)
+	}
+}
+
+// TestLargeSetOverTCP: a set too large for a UDP answer is read whole,
+// asked again over TCP.
+func TestLargeSetOverTCP(t *testing.T) {
+	f := newFixture(t)
+	var addrs []string
+	for i := range 400 {
+		addrs = append(addrs, fmt.Sprintf("10.0.%d.%d", i/250, i%250+1))
+	}
+	f.dns.Set(t, "big.test", 0, addrs...)
+	f.set.Load(graph(plan.Pool{Name: "big", DNS: "big.test:8000"}))
+	if got := len(f.status(t, "big").Members); got != 400 {
+		t.Errorf("%d members read, want 400", got)
 	}
 }

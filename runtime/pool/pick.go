@@ -42,8 +42,7 @@ const (
 type Request struct {
 	// Subset is the profile's pool subset; empty for the whole pool.
 	Subset string
-	// Model is the upstream model the body names, so the picker's rewrite
-	// of it can be told.
+	// Model is the upstream model the body names.
 	Model     string
 	RequestID string
 	// Header is the client's headers; credentials are never passed on.
@@ -57,19 +56,26 @@ type Request struct {
 
 // Pick is where one request goes.
 type Pick struct {
-	// Endpoints are host:port members, in order: the first to dial, the
-	// rest to fall back to on a connect failure. Never empty.
-	Endpoints []string
-	Outcome   string
-	// Model is the model the picker's body rewrite names, when it changed
-	// the request's: the caller edits the body's model to it (never
-	// sending the picker's body itself) and meters it. Empty otherwise.
-	Model string
-
-	stream Stream // the picker's exchange; nil without one
-	one    [1]string
-	done   atomic.Bool
+	endpoints []string
+	outcome   string
+	model     string
+	stream    Stream // the picker's exchange; nil without one
+	one       [1]string
+	done      atomic.Bool
 }
+
+// Endpoints are host:port members, in order: the first to dial, the rest
+// to fall back to on a connect failure or a retry. Never empty, every one
+// in the member set when the pick was made.
+func (p *Pick) Endpoints() []string { return p.endpoints }
+
+// Outcome is how the pick was made (OutcomePicked, ...).
+func (p *Pick) Outcome() string { return p.outcome }
+
+// Model is the model the picker's body rewrite names, when it changed the
+// request's: the caller edits the body's model to it (never sending the
+// picker's body itself) and meters it. Empty otherwise.
+func (p *Pick) Model() string { return p.model }
 
 // Served tells the picker which endpoint answered, with status, at the
 // response's headers; nothing without a picker.
@@ -127,9 +133,9 @@ func (s *Set) inTurn(t *target, w *watcher, r *Request, outcome string) (*Pick, 
 		}
 	}
 	s.count(t, outcome)
-	pk := &Pick{Outcome: outcome}
+	pk := &Pick{outcome: outcome}
 	pk.one[0] = m.names[i]
-	pk.Endpoints = pk.one[:]
+	pk.endpoints = pk.one[:]
 	return pk, nil
 }
 

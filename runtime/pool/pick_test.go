@@ -35,12 +35,12 @@ func TestRoundRobinSpreads(t *testing.T) {
 	var order []string
 	for range 30 {
 		pk := f.pick(t, g, &pool.Request{})
-		if pk.Outcome != pool.OutcomeRoundRobin || len(pk.Endpoints) != 1 || pk.Model != "" {
+		if pk.Outcome() != pool.OutcomeRoundRobin || len(pk.Endpoints()) != 1 || pk.Model() != "" {
 			t.Fatalf("pick = %+v", pk)
 		}
-		seen[pk.Endpoints[0]]++
-		order = append(order, pk.Endpoints[0])
-		pk.Served(pk.Endpoints[0], 200) // nothing to tell without a picker
+		seen[pk.Endpoints()[0]]++
+		order = append(order, pk.Endpoints()[0])
+		pk.Served(pk.Endpoints()[0], 200) // nothing to tell without a picker
 		pk.Done()
 	}
 	for _, m := range members {
@@ -63,14 +63,14 @@ func TestRoundRobinSpreads(t *testing.T) {
 func TestExcludeSteersRetries(t *testing.T) {
 	f, g := threeMembers(t, plan.Pool{})
 	for range 6 {
-		first := f.pick(t, g, &pool.Request{}).Endpoints[0]
-		second := f.pick(t, g, &pool.Request{Exclude: []string{first}}).Endpoints[0]
-		third := f.pick(t, g, &pool.Request{Exclude: []string{first, second}}).Endpoints[0]
+		first := f.pick(t, g, &pool.Request{}).Endpoints()[0]
+		second := f.pick(t, g, &pool.Request{Exclude: []string{first}}).Endpoints()[0]
+		third := f.pick(t, g, &pool.Request{Exclude: []string{first, second}}).Endpoints()[0]
 		if second == first || third == first || third == second {
 			t.Fatalf("retries went to %s, %s, %s: a member tried again while another was left", first, second, third)
 		}
 	}
-	if got := f.pick(t, g, &pool.Request{Exclude: members}).Endpoints[0]; !slices.Contains(members, got) {
+	if got := f.pick(t, g, &pool.Request{Exclude: members}).Endpoints()[0]; !slices.Contains(members, got) {
 		t.Errorf("with every member tried: %s", got)
 	}
 }
@@ -82,7 +82,7 @@ func TestSubsetPicks(t *testing.T) {
 	subset := []string{"127.0.0.4:8000", "127.0.0.5:8000"}
 	f, g := threeMembers(t, plan.Pool{})
 	for range 6 {
-		if got := f.pick(t, g, &pool.Request{Subset: "h100"}).Endpoints[0]; !slices.Contains(subset, got) {
+		if got := f.pick(t, g, &pool.Request{Subset: "h100"}).Endpoints()[0]; !slices.Contains(subset, got) {
 			t.Fatalf("subset pick %s is outside the subset", got)
 		}
 	}
@@ -96,18 +96,18 @@ func TestSubsetPicks(t *testing.T) {
 	fp := &fakePicker{script: picks("127.0.0.5:8000")}
 	var dials int
 	f, g = threeMembers(t, plan.Pool{Picker: "picker.test:9002"}, withPicker(fp, &dials))
-	if pk := f.pick(t, g, &pool.Request{Subset: "h100"}); !slices.Equal(pk.Endpoints, []string{"127.0.0.5:8000"}) {
-		t.Errorf("picker's subset pick = %v", pk.Endpoints)
+	if pk := f.pick(t, g, &pool.Request{Subset: "h100"}); !slices.Equal(pk.Endpoints(), []string{"127.0.0.5:8000"}) {
+		t.Errorf("picker's subset pick = %v", pk.Endpoints())
 	}
 	if q := fp.lastQuery(t); !slices.Equal(q.Subset, subset) {
 		t.Errorf("the picker was told the subset %v, want %v", q.Subset, subset)
 	}
 	// A pool member outside the subset is outside the set the request may use.
 	fp.script = picks("127.0.0.2:8000")
-	if pk := f.pick(t, g, &pool.Request{Subset: "h100"}); pk.Outcome != pool.OutcomeRefused || !slices.Contains(subset, pk.Endpoints[0]) {
+	if pk := f.pick(t, g, &pool.Request{Subset: "h100"}); pk.Outcome() != pool.OutcomeRefused || !slices.Contains(subset, pk.Endpoints()[0]) {
 		t.Errorf("a pick outside the subset: %+v", pk)
 	}
-	if q := f.pick(t, g, &pool.Request{}); q.Outcome != pool.OutcomePicked {
+	if q := f.pick(t, g, &pool.Request{}); q.Outcome() != pool.OutcomePicked {
 		t.Errorf("without a subset the same pick is the pool's: %+v", q)
 	}
 	if q := fp.lastQuery(t); q.Subset != nil {
@@ -126,7 +126,7 @@ func TestPickerPick(t *testing.T) {
 	h := http.Header{"Authorization": {"Bearer sk-client"}, "X-Api-Key": {"sk-client"}, "Cookie": {"c=1"}, "User-Agent": {"sdk"}}
 	body := []byte(`{"model":"llama","messages":[]}`)
 	pk := f.pick(t, g, &pool.Request{Model: "llama", RequestID: "req-1", Header: h, Body: body})
-	if pk.Outcome != pool.OutcomePicked || !slices.Equal(pk.Endpoints, []string{"127.0.0.3:8000", "127.0.0.2:8000"}) || pk.Model != "" {
+	if pk.Outcome() != pool.OutcomePicked || !slices.Equal(pk.Endpoints(), []string{"127.0.0.3:8000", "127.0.0.2:8000"}) || pk.Model() != "" {
 		t.Errorf("pick = %+v", pk)
 	}
 	q := fp.lastQuery(t)
@@ -147,8 +147,8 @@ func TestPickerPick(t *testing.T) {
 		t.Errorf("stream told %v, done %d times", served, done)
 	}
 	retry := f.pick(t, g, &pool.Request{Exclude: []string{"127.0.0.3:8000"}})
-	if !slices.Equal(retry.Endpoints, []string{"127.0.0.2:8000", "127.0.0.3:8000"}) {
-		t.Errorf("a retry's endpoints = %v, want the untried first", retry.Endpoints)
+	if !slices.Equal(retry.Endpoints(), []string{"127.0.0.2:8000", "127.0.0.3:8000"}) {
+		t.Errorf("a retry's endpoints = %v, want the untried first", retry.Endpoints())
 	}
 	if got := f.picks(t, "vllm", pool.OutcomePicked); got != 2 {
 		t.Errorf("picked = %v, want 2", got)
@@ -169,7 +169,7 @@ func TestPickOutsideTheSetRefused(t *testing.T) {
 	for i, named := range [][]string{{"10.9.9.9:8000"}, {"127.0.0.2:8000", "127.0.0.9:8000"}, {"127.0.0.2:9999"}, {"vllm-0:8000"}} {
 		fp.script = picks(named...)
 		pk := f.pick(t, g, &pool.Request{})
-		if pk.Outcome != pool.OutcomeRefused || len(pk.Endpoints) != 1 || !slices.Contains(members, pk.Endpoints[0]) {
+		if pk.Outcome() != pool.OutcomeRefused || len(pk.Endpoints()) != 1 || !slices.Contains(members, pk.Endpoints()[0]) {
 			t.Errorf("%v: pick = %+v, want a member in turn", named, pk)
 		}
 		if _, done := fp.lastStream(t).state(); done != 1 {
@@ -196,7 +196,7 @@ func TestPickCheckedAtThatMoment(t *testing.T) {
 		eventually(t, "the member removed", f.membersAre(t, "vllm", "127.0.0.3:8000", "127.0.0.4:8000"))
 		return &pool.Answer{Endpoints: []string{"127.0.0.2:8000"}}, nil
 	}
-	if pk := f.pick(t, g, &pool.Request{}); pk.Outcome != pool.OutcomeRefused || pk.Endpoints[0] == "127.0.0.2:8000" {
+	if pk := f.pick(t, g, &pool.Request{}); pk.Outcome() != pool.OutcomeRefused || pk.Endpoints()[0] == "127.0.0.2:8000" {
 		t.Errorf("a pick of a member removed meanwhile: %+v", pk)
 	}
 }
@@ -226,7 +226,7 @@ func TestPickerFailure(t *testing.T) {
 		}
 
 		f, g = threeMembers(t, plan.Pool{Picker: "picker.test:9002", PickerFailure: plan.PickerFailOpen}, withPicker(fp, &dials))
-		if pk := f.pick(t, g, &pool.Request{}); pk.Outcome != pool.OutcomeFallback || !slices.Contains(members, pk.Endpoints[0]) {
+		if pk := f.pick(t, g, &pool.Request{}); pk.Outcome() != pool.OutcomeFallback || !slices.Contains(members, pk.Endpoints()[0]) {
 			t.Errorf("%s, fail open: %+v", fail.name, pk)
 		}
 		if got := f.picks(t, "vllm", pool.OutcomeFallback); got != 1 {
@@ -268,22 +268,18 @@ func TestPickerShedsAndHasNone(t *testing.T) {
 	}
 }
 
-// TestPickerModelRewrite: the model the picker's body names, when it
-// differs, is the pick's Model; the body itself is not passed on.
+// TestPickerModelRewrite: the model the picker rewrote the request to is
+// the pick's; a refused pick's rewrite is not.
 func TestPickerModelRewrite(t *testing.T) {
 	fp := &fakePicker{}
 	var dials int
 	f, g := threeMembers(t, plan.Pool{Picker: "picker.test:9002"}, withPicker(fp, &dials))
-	for body, want := range map[string]string{
-		`{"messages":[],"model":"llama-lora-a"}`: "llama-lora-a",
-		`{"model":"llama","messages":[]}`:        "",
-		`{"model":`:                              "",
-	} {
+	for endpoint, want := range map[string]string{"127.0.0.2:8000": "llama-lora-a", "10.9.9.9:8000": ""} {
 		fp.script = func(pool.Query) (*pool.Answer, error) {
-			return &pool.Answer{Endpoints: []string{"127.0.0.2:8000"}, Body: []byte(body)}, nil
+			return &pool.Answer{Endpoints: []string{endpoint}, Model: "llama-lora-a"}, nil
 		}
-		if pk := f.pick(t, g, &pool.Request{Model: "llama", Body: []byte(`{"model":"llama"}`)}); pk.Model != want {
-			t.Errorf("picker body %s: Model %q, want %q", body, pk.Model, want)
+		if pk := f.pick(t, g, &pool.Request{Model: "llama"}); pk.Model() != want {
+			t.Errorf("pick of %s: Model %q, want %q", endpoint, pk.Model(), want)
 		}
 	}
 }

@@ -32,7 +32,7 @@ type Query struct {
 	// Body is the body as it would be sent upstream.
 	Body []byte
 	// Subset, when not nil, is the member set (host:port) the picker must
-	// choose from: the profile's subset of the pool.
+	// choose from: the profile's subset of the pool. Read only.
 	Subset []string
 	// Timeout bounds the pick.
 	Timeout time.Duration
@@ -43,9 +43,9 @@ type Answer struct {
 	// Endpoints are the endpoints it named (host:port), in its order of
 	// preference.
 	Endpoints []string
-	// Body is its replacement of the request body, nil when it left the
-	// body as it was.
-	Body []byte
+	// Model is the model the picker's replacement body names when it
+	// differs from the request's; empty when it did not change it.
+	Model string
 	// Stream is the rest of the exchange; nil when there is none.
 	Stream Stream
 }

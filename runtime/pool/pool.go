@@ -14,6 +14,7 @@
 package pool
 
 import (
+	"cmp"
 	"log/slog"
 	"maps"
 	"reflect"
@@ -25,11 +26,10 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 )
 
-// Defaults of the re-resolution bounds and of a pick's bound.
+// Defaults of the re-resolution bounds.
 const (
-	DefaultMinTTL      = time.Second
-	DefaultMaxTTL      = time.Minute
-	DefaultPickTimeout = 2 * time.Second
+	DefaultMinTTL = time.Second
+	DefaultMaxTTL = time.Minute
 )
 
 // Metrics is what the set reports to.
@@ -202,10 +202,7 @@ func dnsNames(g *plan.Graph) []string {
 // publish in users. s.mu is held.
 func (s *Set) target(provider string, p *plan.Pool, users map[user]bool) *target {
 	t := &target{provider: provider, pool: p, all: s.byName[p.DNS], failOpen: p.PickerFailure == plan.PickerFailOpen,
-		timeout: DefaultPickTimeout}
-	if p.PickerTimeoutMS > 0 {
-		t.timeout = time.Duration(p.PickerTimeoutMS) * time.Millisecond
-	}
+		timeout: time.Duration(cmp.Or(p.PickerTimeoutMS, plan.DefaultPickerTimeoutMS)) * time.Millisecond}
 	t.all.addUser(user{provider, ""})
 	users[user{provider, ""}] = true
 	if len(p.Subsets) > 0 {

@@ -156,9 +156,19 @@ func exchange(ctx context.Context, servers []string, name string, qtype uint16) 
 	return nil, err
 }
 
+// ask sends q to server over network. The exchange ends when ctx does,
+// not only at the query's timeout, so a stopped watcher is not held by a
+// server that does not answer.
 func ask(ctx context.Context, network string, q *dns.Msg, server string) (*dns.Msg, error) {
 	c := &dns.Client{Net: network, Timeout: queryTimeout}
-	m, _, err := c.ExchangeContext(ctx, q, server)
+	conn, err := c.DialContext(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	m, _, err := c.ExchangeWithConnContext(ctx, q, conn)
 	return m, err
 }
 

@@ -14,9 +14,9 @@ type Status struct {
 	// members are then used in turn); PickerFailure says what a picker
 	// failure does (closed or open), PickerError why its client could not
 	// be opened.
-	Picker        string `json:"picker,omitempty"`
-	PickerFailure string `json:"picker_failure,omitempty"`
-	PickerError   string `json:"picker_error,omitempty"`
+	Picker        string             `json:"picker,omitempty"`
+	PickerFailure plan.PickerFailure `json:"picker_failure,omitempty"`
+	PickerError   string             `json:"picker_error,omitempty"`
 	MemberSet
 	Subsets []SubsetStatus `json:"subsets,omitempty"`
 }

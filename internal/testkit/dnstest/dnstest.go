@@ -145,6 +145,15 @@ func (s *Server) serve(w dns.ResponseWriter, r *dns.Msg) {
 	default:
 		m.Answer = answer(q, e)
 	}
+	if w.LocalAddr().Network() == "udp" {
+		// As a real server does: what does not fit the client's UDP size
+		// is cut and flagged, and the client asks again over TCP.
+		size := dns.MinMsgSize
+		if opt := r.IsEdns0(); opt != nil {
+			size = int(opt.UDPSize())
+		}
+		m.Truncate(size)
+	}
 	_ = w.WriteMsg(m)
 }
 
