@@ -41,8 +41,11 @@ type Metrics struct {
 	panics       prometheus.Counter
 	reloads      *prometheus.CounterVec
 	poolPicks    *prometheus.CounterVec
-	poolMembers  *prometheus.GaugeVec
-	poolAge      *prometheus.GaugeVec
+	// pickBy caches poolPicks' counters by [provider, outcome]: a few per
+	// pooled provider, found once instead of hashed per request.
+	pickBy      sync.Map
+	poolMembers *prometheus.GaugeVec
+	poolAge     *prometheus.GaugeVec
 }
 
 // New registers every series on a fresh registry, with the Go runtime and
@@ -239,7 +242,12 @@ func (m *Metrics) Downgrade(provider, channel, c, action string) {
 
 // PoolPick records how one pooled request of provider was sent.
 func (m *Metrics) PoolPick(provider, outcome string) {
-	m.poolPicks.WithLabelValues(provider, outcome).Inc()
+	k := [2]string{provider, outcome}
+	c, ok := m.pickBy.Load(k)
+	if !ok {
+		c, _ = m.pickBy.LoadOrStore(k, m.poolPicks.WithLabelValues(provider, outcome))
+	}
+	c.(prometheus.Counter).Inc()
 }
 
 // PoolMembers publishes a member set of provider (its subset's, or the

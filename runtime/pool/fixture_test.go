@@ -33,7 +33,7 @@ type fixture struct {
 	log     *testkit.SyncBuffer
 }
 
-func newFixture(t *testing.T, edit ...func(*pool.Options)) *fixture {
+func newFixture(t testing.TB, edit ...func(*pool.Options)) *fixture {
 	t.Helper()
 	f := &fixture{dns: dnstest.Start(t), metrics: metrics.New(), log: &testkit.SyncBuffer{}}
 	o := pool.Options{MinTTL: minTTL, MaxTTL: maxTTL, Resolver: f.dns.Addr(), Metrics: f.metrics,

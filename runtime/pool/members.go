@@ -166,7 +166,7 @@ func (w *watcher) resolved(a answer, now time.Time) time.Duration {
 	next := w.set.clamp(a.ttl)
 	old := w.cur.Load()
 	addrs := sortedMembers(a.addrs, w.port)
-	if !slices.Equal(addrs, old.addrs) {
+	if old.resolved.IsZero() || !slices.Equal(addrs, old.addrs) { // the first answer is logged too
 		w.cur.Store(newMembers(addrs, now))
 		w.logChange(old, addrs)
 	} else {
