@@ -76,11 +76,11 @@ func parseFlags(args []string) (config, error) {
 		"idle upstream connections kept per host; size it to the expected concurrency")
 	fs.BoolVar(&c.opts.Transport.StdlibOnly, "stdlib-upstream-client", false,
 		"send cleartext (http://) upstreams through net/http's Transport instead of the lean HTTP/1.1 client")
-	fs.StringVar(&c.opts.Pools.Resolver, "pool-dns-server", "",
+	fs.StringVar(&c.opts.PoolOptions.Resolver, "pool-dns-server", "",
 		"DNS server (`host:port`) pool member sets are resolved with, e.g. a cluster DNS; empty: the system's, from /etc/resolv.conf")
-	fs.DurationVar(&c.opts.Pools.MinTTL, "pool-min-ttl", pool.DefaultMinTTL,
+	fs.DurationVar(&c.opts.PoolOptions.MinTTL, "pool-min-ttl", pool.DefaultMinTTL,
 		"soonest a pool's member set is resolved again, whatever its records' TTL (also the first retry after a failed resolution)")
-	fs.DurationVar(&c.opts.Pools.MaxTTL, "pool-max-ttl", pool.DefaultMaxTTL,
+	fs.DurationVar(&c.opts.PoolOptions.MaxTTL, "pool-max-ttl", pool.DefaultMaxTTL,
 		"latest a pool's member set is resolved again, whatever its records' TTL (also the longest retry backoff)")
 	c.ledger.register(fs)
 	c.tls.register(fs)
@@ -95,7 +95,7 @@ func parseFlags(args []string) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if p := c.opts.Pools; p.MinTTL <= 0 || p.MaxTTL < p.MinTTL {
+	if p := c.opts.PoolOptions; p.MinTTL <= 0 || p.MaxTTL < p.MinTTL {
 		return c, fmt.Errorf("-pool-min-ttl %s and -pool-max-ttl %s: want 0 < min <= max", p.MinTTL, p.MaxTTL)
 	}
 	return c, nil

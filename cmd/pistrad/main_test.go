@@ -35,11 +35,11 @@ func TestPoolFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := c.opts.Pools; p.Resolver != "" || p.MinTTL != time.Second || p.MaxTTL != time.Minute {
+	if p := c.opts.PoolOptions; p.Resolver != "" || p.MinTTL != time.Second || p.MaxTTL != time.Minute {
 		t.Errorf("defaults: %+v", p)
 	}
 	c, err = parseFlags([]string{"-pool-dns-server", "10.96.0.10:53", "-pool-min-ttl", "5s", "-pool-max-ttl", "5m"})
-	if p := c.opts.Pools; err != nil || p.Resolver != "10.96.0.10:53" || p.MinTTL != 5*time.Second || p.MaxTTL != 5*time.Minute {
+	if p := c.opts.PoolOptions; err != nil || p.Resolver != "10.96.0.10:53" || p.MinTTL != 5*time.Second || p.MaxTTL != 5*time.Minute {
 		t.Errorf("set: %+v, %v", p, err)
 	}
 	for _, bad := range [][]string{{"-pool-min-ttl", "2m"}, {"-pool-min-ttl", "0s"}} {

@@ -31,7 +31,7 @@ func TestStatusShowsPoolMembers(t *testing.T) {
 	serving.Store(pooled("gpus.test:8000"))
 	o := testOptions(nil, okUpstream())
 	o.Load = func() (*plan.Graph, string, error) { return serving.Load(), "test", nil }
-	o.Pools = pool.Options{Resolver: dns.Addr(), MinTTL: 50 * time.Millisecond, MaxTTL: 200 * time.Millisecond}
+	o.PoolOptions = pool.Options{Resolver: dns.Addr(), MinTTL: 50 * time.Millisecond, MaxTTL: 200 * time.Millisecond}
 	s := startOnLoopback(t, o)
 
 	status := func() pool.Status {

@@ -83,9 +83,9 @@ type Options struct {
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (default proxy.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
-	// Pools is how pool member sets are resolved and pickers dialled; the
-	// server gives it its logger and metrics.
-	Pools pool.Options
+	// PoolOptions say how pools' member sets are resolved and their
+	// pickers dialled; the server adds its logger and metrics.
+	PoolOptions pool.Options
 	// PublicTLS and AdminTLS, when set, serve that listener over TLS, with
 	// HTTP/2 offered to clients that support it; nil serves cleartext
 	// HTTP/1.1.
@@ -135,7 +135,7 @@ func New(o Options) (*Server, error) {
 		s.budgets.SetDegradedShare(o.DegradedShare)
 	}
 	s.circuits = circuit.NewSet(s.logCircuit)
-	po := o.Pools
+	po := o.PoolOptions
 	po.Logger, po.Metrics = s.log, s.metrics
 	s.pools = pool.New(po)
 	s.suspensions = suspend.Gate{Store: o.Suspensions}
