@@ -107,7 +107,8 @@ func TestTTLClamped(t *testing.T) {
 
 // TestEmptyAnswerIsNoMember: NXDOMAIN and an answer without addresses are
 // DNS saying the pool has no members, not a failure: the set empties, and
-// a pick is refused pool_no_member (503) and counted no_member.
+// a pick is refused pool_no_member (503) and counted no_member; Refused
+// (what preflight asks) says the same, counting nothing.
 func TestEmptyAnswerIsNoMember(t *testing.T) {
 	f := newFixture(t)
 	f.dns.Set(t, "vllm.test", 0, "127.0.0.2")
@@ -126,8 +127,21 @@ func TestEmptyAnswerIsNoMember(t *testing.T) {
 		if no.Reason != pool.ReasonNoMember || no.Error.Status != http.StatusServiceUnavailable || no.Error.Final {
 			t.Errorf("refusal = %s %d final=%v, want pool_no_member 503, not final", no.Reason, no.Error.Status, no.Error.Final)
 		}
+		if pre := f.set.Refused(g, &plan.Candidate{Provider: 0}); pre == nil || pre.Reason != pool.ReasonNoMember {
+			t.Errorf("what preflight is told of the empty set: %v", pre)
+		}
 		f.dns.Set(t, "vllm.test", 0, "127.0.0.2")
 		eventually(t, "the member back", f.membersAre(t, "vllm", "127.0.0.2:8000"))
+		if pre := f.set.Refused(g, &plan.Candidate{Provider: 0}); pre != nil {
+			t.Errorf("what preflight is told of a set with a member: %v", pre)
+		}
+	}
+	if pre := f.set.Refused(g, &plan.Candidate{Provider: 0, PoolSubset: "h100"}); pre == nil || pre.Reason != pool.ReasonNoMember {
+		t.Errorf("what preflight is told of a subset the pool lacks: %v", pre)
+	}
+	plain := &plan.Graph{Providers: []plan.Provider{{Name: "oa", Pool: -1}}}
+	if pre := f.set.Refused(plain, &plan.Candidate{Provider: 0}); pre != nil {
+		t.Errorf("a provider without a pool: %v", pre)
 	}
 	if got := f.picks(t, "vllm", pool.OutcomeNoMember); got != 2 {
 		t.Errorf("no_member picks = %v, want 2", got)

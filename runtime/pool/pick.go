@@ -98,21 +98,47 @@ func (p *Pick) Done() {
 // exchange, which lasts until Done. A refusal passes the candidate over;
 // its Error is the client's answer when nothing else serves.
 func (s *Set) Pick(ctx context.Context, g *plan.Graph, p int, r *Request) (*Pick, *admission.Refusal) {
-	t := s.find(g, p)
-	if t == nil {
-		return nil, noMember(g.Providers[p].Name, r.Subset, "is not a pool this gateway has loaded")
-	}
-	w := t.all
-	if r.Subset != "" {
-		if w = t.subsets[r.Subset]; w == nil {
+	t, w, no := s.set(g, p, r.Subset)
+	if no != nil {
+		if t != nil {
 			s.count(t, OutcomeNoMember)
-			return nil, noMember(t.provider, r.Subset, "has no such subset")
 		}
+		return nil, no
 	}
 	if t.picker == nil {
 		return s.inTurn(t, w, r, OutcomeRoundRobin)
 	}
 	return s.ask(ctx, t, w, r)
+}
+
+// Refused is what a pick for candidate c would say now, without making
+// it (no picker asked, nothing counted): why no member can take it, nil
+// when one can or c is not pooled. What preflight shows.
+func (s *Set) Refused(g *plan.Graph, c *plan.Candidate) *admission.Refusal {
+	if g.Providers[c.Provider].Pool < 0 {
+		return nil
+	}
+	t, w, no := s.set(g, c.Provider, c.PoolSubset)
+	if no == nil && len(w.cur.Load().names) == 0 {
+		no = noMembers(t.provider, c.PoolSubset)
+	}
+	return no
+}
+
+// set is provider p's pool and the member set a request bound to subset
+// draws from; the target is nil when p is not a pool this set loaded.
+func (s *Set) set(g *plan.Graph, p int, subset string) (*target, *watcher, *admission.Refusal) {
+	t := s.find(g, p)
+	if t == nil {
+		return nil, nil, noMember(g.Providers[p].Name, subset, "is not a pool this gateway has loaded")
+	}
+	if subset == "" {
+		return t, t.all, nil
+	}
+	if w := t.subsets[subset]; w != nil {
+		return t, w, nil
+	}
+	return t, nil, noMember(t.provider, subset, "has no such subset")
 }
 
 // inTurn is the next member of w's set in turn, skipping those r tried
@@ -122,7 +148,7 @@ func (s *Set) inTurn(t *target, w *watcher, r *Request, outcome string) (*Pick, 
 	n := uint64(len(m.names))
 	if n == 0 {
 		s.count(t, OutcomeNoMember)
-		return nil, noMember(t.provider, r.Subset, "has no members: its DNS name resolves to no address")
+		return nil, noMembers(t.provider, r.Subset)
 	}
 	start := w.cursor.Add(1) - 1
 	i := start % n
@@ -149,6 +175,10 @@ func noMember(provider, subset, why string) *admission.Refusal {
 	e := dialect.Errorf(http.StatusServiceUnavailable, dialect.CodePoolNoMember, "the %s %s", name, why)
 	e.Transient = true
 	return &admission.Refusal{Reason: ReasonNoMember, Error: e}
+}
+
+func noMembers(provider, subset string) *admission.Refusal {
+	return noMember(provider, subset, "has no members: its DNS name resolves to no address")
 }
 
 func quote(s string) string { return `"` + s + `"` }
