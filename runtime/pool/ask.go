@@ -66,8 +66,9 @@ func (s *Set) pickerFailed(ctx context.Context, t *target, w *watcher, r *Reques
 		return s.inTurn(t, w, r, OutcomeFallback)
 	}
 	s.count(t, OutcomePickerError)
+	// The cause is logged, not told: it names the picker's address.
 	e := dialect.Errorf(http.StatusServiceUnavailable, dialect.CodePickerUnavailable,
-		"the endpoint picker of provider %q's pool could not pick a member: %v", t.provider, err)
+		"the endpoint picker of provider %q's pool could not pick a member", t.provider)
 	e.Transient = true
 	return nil, &admission.Refusal{Reason: ReasonPickerUnavailable, Error: e}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pistra/pistra/runtime/plan"
@@ -220,6 +221,12 @@ func TestPickerFailure(t *testing.T) {
 		no := f.refused(t, g, &pool.Request{})
 		if no.Reason != pool.ReasonPickerUnavailable || no.Error.Status != http.StatusServiceUnavailable || no.Final {
 			t.Errorf("%s, fail closed: %s %d final=%v", fail.name, no.Reason, no.Error.Status, no.Final)
+		}
+		if strings.Contains(no.Error.Message, "picker.test") {
+			t.Errorf("%s: the client is told the picker's address: %s", fail.name, no.Error.Message)
+		}
+		if len(f.logLines(`"level":"WARN"`, `"pool picker failed"`, `"picker":"picker.test:9002"`)) != 1 {
+			t.Errorf("%s: no WARN line of the failure:\n%s", fail.name, f.log)
 		}
 		if got := f.picks(t, "vllm", pool.OutcomePickerError); got != 1 {
 			t.Errorf("%s: picker_error = %v", fail.name, got)
