@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
 )
@@ -89,6 +90,9 @@ func TestSubsetPicks(t *testing.T) {
 	}
 	if st := f.status(t, "vllm"); len(st.Subsets) != 1 || !slices.Equal(st.Subsets[0].Members, subset) {
 		t.Errorf("subset status: %+v", st.Subsets)
+	}
+	if got := testkit.Gauge(t, f.metrics.Registry(), "pistra_pool_members", map[string]string{"provider": "vllm", "subset": "h100"}); got != 2 {
+		t.Errorf("the subset's pistra_pool_members = %v, want 2", got)
 	}
 	if no := f.refused(t, g, &pool.Request{Subset: "a10"}); no.Reason != pool.ReasonNoMember {
 		t.Errorf("an unknown subset: %s", no.Reason)
