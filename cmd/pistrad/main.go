@@ -29,6 +29,7 @@ import (
 	"github.com/pistra/pistra/runtime/certs"
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/server"
 )
@@ -75,6 +76,12 @@ func parseFlags(args []string) (config, error) {
 		"idle upstream connections kept per host; size it to the expected concurrency")
 	fs.BoolVar(&c.opts.Transport.StdlibOnly, "stdlib-upstream-client", false,
 		"send cleartext (http://) upstreams through net/http's Transport instead of the lean HTTP/1.1 client")
+	fs.StringVar(&c.opts.PoolOptions.Resolver, "pool-dns-server", "",
+		"DNS server (`host:port`) pool member sets are resolved with, e.g. a cluster DNS; empty: the system's, from /etc/resolv.conf")
+	fs.DurationVar(&c.opts.PoolOptions.MinTTL, "pool-min-ttl", pool.DefaultMinTTL,
+		"soonest a pool's member set is resolved again, whatever its records' TTL (also the first retry after a failed resolution)")
+	fs.DurationVar(&c.opts.PoolOptions.MaxTTL, "pool-max-ttl", pool.DefaultMaxTTL,
+		"latest a pool's member set is resolved again, whatever its records' TTL (also the longest retry backoff)")
 	c.ledger.register(fs)
 	c.tls.register(fs)
 	fs.Float64Var(&c.opts.DegradedShare, "budget-degraded-share", budget.DefaultDegradedShare,
@@ -87,6 +94,10 @@ func parseFlags(args []string) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	c.opts.PoolOptions.Picker = dialPicker
+	if p := c.opts.PoolOptions; p.MinTTL <= 0 || p.MaxTTL < p.MinTTL {
+		return c, fmt.Errorf("-pool-min-ttl %s and -pool-max-ttl %s: want 0 < min <= max", p.MinTTL, p.MaxTTL)
 	}
 	return c, nil
 }

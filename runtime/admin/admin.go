@@ -16,6 +16,7 @@ import (
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/catalog"
 	"github.com/pistra/pistra/runtime/circuit"
+	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/suspend"
 )
 
@@ -88,6 +89,9 @@ type Status struct {
 	// Circuits is the state of every provider's circuit breaker, for the
 	// providers whose policy names one.
 	Circuits []circuit.Status `json:"circuits,omitempty"`
+	// Pools is every pooled provider's member sets (the pool's and each
+	// subset's), how long ago each resolved, and its picker.
+	Pools []pool.Status `json:"pools,omitempty"`
 	// Bundle identifies the build that serves.
 	Bundle BundleStatus `json:"bundle"`
 	// SuspendedRules are the access rules suspended now, each with the

@@ -99,6 +99,16 @@ const (
 	// CodeBudgetError (503): the budget ledger could not answer, so the
 	// request could not be held against its budget.
 	CodeBudgetError Code = "budget_error"
+	// CodePoolNoMember (503): the pool (or the profile's subset of it)
+	// has no member to send the request to: its DNS name resolves to no
+	// address, or its picker said none is ready.
+	CodePoolNoMember Code = "pool_no_member"
+	// CodePickerUnavailable (503): the pool's endpoint picker is down,
+	// failed or did not pick in time, and the pool fails closed.
+	CodePickerUnavailable Code = "picker_unavailable"
+	// CodePickerShed (429): the pool's endpoint picker shed the request
+	// under load.
+	CodePickerShed Code = "picker_shed"
 	// CodeKeySuspended (403): an operator suspended the key.
 	CodeKeySuspended Code = "key_suspended"
 	// CodeProviderSuspended (503): an operator suspended the provider the
@@ -120,7 +130,7 @@ var Codes = []Code{
 	CodeUnsupportedCandidate, CodeUntranslatable, CodeUpstreamInvalidResponse,
 	CodeUpstreamStreamIncomplete, CodeUpstreamUnreachable, CodeUpstreamTimeout, CodeUpstreamError,
 	CodeUpstreamRateLimited, CodeCircuitOpen, CodeBudgetExceeded, CodeBudgetError,
-	CodeKeySuspended, CodeProviderSuspended, CodeNotReady, CodeInternal,
+	CodePoolNoMember, CodePickerUnavailable, CodePickerShed, CodeKeySuspended, CodeProviderSuspended, CodeNotReady, CodeInternal,
 }
 
 // Error is a gateway-originated error, rendered by each dialect in its own

@@ -40,6 +40,12 @@ type Metrics struct {
 	downgrade    *prometheus.CounterVec
 	panics       prometheus.Counter
 	reloads      *prometheus.CounterVec
+	poolPicks    *prometheus.CounterVec
+	// pickBy caches poolPicks' counters by [provider, outcome]: a few per
+	// pooled provider, found once instead of hashed per request.
+	pickBy      sync.Map
+	poolMembers *prometheus.GaugeVec
+	poolAge     *prometheus.GaugeVec
 }
 
 // New registers every series on a fresh registry, with the Go runtime and
@@ -104,8 +110,21 @@ func New() *Metrics {
 			Name: "pistra_reloads_total",
 			Help: "Policy bundle reloads, by result (applied or refused).",
 		}, []string{"result"}),
+		poolPicks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_pool_picks_total",
+			Help: "How pooled requests were sent, by provider and outcome: picked (the picker's pick, checked), refused (the picker named an address outside the member set; sent round robin), round_robin (no picker), fallback (the picker failed and the pool fails open), picker_error (the picker failed and the pool fails closed), shed (the picker shed the request), no_member (no member to send it to).",
+		}, []string{"provider", "outcome"}),
+		poolMembers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pistra_pool_members",
+			Help: "Members of a pooled provider's member set (subset empty) or of one of its subsets, as its DNS name last resolved.",
+		}, []string{"provider", "subset"}),
+		poolAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "pistra_pool_members_age_seconds",
+			Help: "Time since a pool member set last resolved, as of its latest attempt: rising while DNS fails and the last good set is kept.",
+		}, []string{"provider", "subset"}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.retries, m.noRetry, m.failovers, m.skipped, m.streams, m.tokens, m.refusals, m.used, m.buckets, m.downgrade, m.panics, m.reloads,
+		m.poolPicks, m.poolMembers, m.poolAge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -219,6 +238,30 @@ const (
 // capability c of a request, and which action was taken.
 func (m *Metrics) Downgrade(provider, channel, c, action string) {
 	m.downgrade.WithLabelValues(provider, channel, c, action).Inc()
+}
+
+// PoolPick records how one pooled request of provider was sent.
+func (m *Metrics) PoolPick(provider, outcome string) {
+	k := [2]string{provider, outcome}
+	c, ok := m.pickBy.Load(k)
+	if !ok {
+		c, _ = m.pickBy.LoadOrStore(k, m.poolPicks.WithLabelValues(provider, outcome))
+	}
+	c.(prometheus.Counter).Inc()
+}
+
+// PoolMembers publishes a member set of provider (its subset's, or the
+// pool's own when subset is empty): how many members, and how long ago it
+// last resolved.
+func (m *Metrics) PoolMembers(provider, subset string, members int, age time.Duration) {
+	m.poolMembers.WithLabelValues(provider, subset).Set(float64(members))
+	m.poolAge.WithLabelValues(provider, subset).Set(age.Seconds())
+}
+
+// PoolGone stops reporting a member set a reload removed.
+func (m *Metrics) PoolGone(provider, subset string) {
+	m.poolMembers.DeleteLabelValues(provider, subset)
+	m.poolAge.DeleteLabelValues(provider, subset)
 }
 
 // Panic records a recovered handler panic.

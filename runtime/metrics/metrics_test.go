@@ -22,6 +22,11 @@ func TestExposition(t *testing.T) {
 	m.Downgrade("relay", "compat", "audio_input", DowngradeRejected)
 	m.Panic()
 	m.Reload(false)
+	m.PoolPick("vllm", "refused")
+	m.PoolMembers("vllm", "", 3, 1500*time.Millisecond)
+	m.PoolMembers("vllm", "h100", 1, 0)
+	m.PoolMembers("gone", "", 2, 0)
+	m.PoolGone("gone", "")
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
@@ -36,10 +41,17 @@ func TestExposition(t *testing.T) {
 		`pistra_channel_downgrade_total{action="rejected",cap="audio_input",channel="compat",provider="relay"} 1`,
 		`pistra_panics_total 1`,
 		`pistra_reloads_total{result="refused"} 1`,
+		`pistra_pool_picks_total{outcome="refused",provider="vllm"} 1`,
+		`pistra_pool_members{provider="vllm",subset=""} 3`,
+		`pistra_pool_members{provider="vllm",subset="h100"} 1`,
+		`pistra_pool_members_age_seconds{provider="vllm",subset=""} 1.5`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("exposition lacks %s", want)
 		}
+	}
+	if strings.Contains(string(body), `provider="gone"`) {
+		t.Error("a member set PoolGone removed is still exposed")
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,8 +19,9 @@ type Pools interface {
 	// Pick chooses the members candidate's provider (an index into
 	// g.Providers, pool-backed) may be sent to for r, or refuses: the
 	// attempt loop then passes the candidate over untried, counted by the
-	// refusal's reason, as it does a gate's.
-	Pick(g *plan.Graph, provider int, r *PoolRequest) (PoolPick, *admission.Refusal)
+	// refusal's reason, as it does a gate's. ctx is the client's request's:
+	// a picker is not asked on behalf of a client that left.
+	Pick(ctx context.Context, g *plan.Graph, provider int, r *PoolRequest) (PoolPick, *admission.Refusal)
 }
 
 // PoolRequest is what a pick is told of the request.
@@ -89,7 +91,7 @@ func (p *Proxy) pickMember(x *Exchange, l *loop, c *plan.Candidate, up *upstream
 	m.tried, m.orig, m.askUsage = m.tried[:0], c, x.asksUsage(c, up)
 	m.req = PoolRequest{Subset: c.PoolSubset, Model: c.Model, RequestID: x.RequestID, Header: pickHeader(x, up.Channel(c)),
 		Body: x.Body.forCandidate(c, m.askUsage)}
-	pick, no := p.Pools.Pick(x.Admission.Graph, c.Provider, &m.req)
+	pick, no := p.Pools.Pick(x.Client.Context(), x.Admission.Graph, c.Provider, &m.req)
 	if no != nil {
 		return nil, no
 	}
@@ -155,7 +157,7 @@ func (p *Proxy) retarget(x *Exchange, m *member, c *plan.Candidate) bool {
 	}
 	// The body is made again: the edit sent since may have taken its buffer.
 	m.req.Body, m.req.Exclude = x.Body.forCandidate(m.orig, m.askUsage), m.tried
-	pick, no := p.Pools.Pick(x.Admission.Graph, c.Provider, &m.req)
+	pick, no := p.Pools.Pick(x.Client.Context(), x.Admission.Graph, c.Provider, &m.req)
 	if no != nil {
 		return false
 	}

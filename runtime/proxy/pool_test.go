@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,7 +31,7 @@ type scriptedPools struct {
 	log  []string
 }
 
-func (s *scriptedPools) Pick(_ *plan.Graph, provider int, r *PoolRequest) (PoolPick, *admission.Refusal) {
+func (s *scriptedPools) Pick(_ context.Context, _ *plan.Graph, provider int, r *PoolRequest) (PoolPick, *admission.Refusal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := *r

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -18,7 +19,7 @@ type onePick struct {
 	picks, done int
 }
 
-func (o *onePick) Pick(*plan.Graph, int, *proxy.PoolRequest) (proxy.PoolPick, *admission.Refusal) {
+func (o *onePick) Pick(context.Context, *plan.Graph, int, *proxy.PoolRequest) (proxy.PoolPick, *admission.Refusal) {
 	o.picks++
 	return o, nil
 }

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/internal/testkit"
+	"github.com/pistra/pistra/internal/testkit/dnstest"
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/suspend"
 )
 
@@ -164,21 +166,29 @@ func TestAdminPreflightAndCatalog(t *testing.T) {
 	}
 }
 
-// TestPreflightPassesOverWhatTheProxyCannotDial: a pool-backed candidate is
-// passed over by the attempt loop of a gateway started without pools
-// (Options.Pools), so preflight refuses exactly as the request does rather
-// than naming it as the server.
-func TestPreflightPassesOverWhatTheProxyCannotDial(t *testing.T) {
+// TestPreflightAgreesWhenThePoolHasNoMember: a pool-backed candidate whose
+// member set is empty (DNS answered, with no address) is passed over by the
+// attempt loop with pool_no_member, and preflight refuses exactly as the
+// request does rather than naming it as the server.
+func TestPreflightAgreesWhenThePoolHasNoMember(t *testing.T) {
+	dns := dnstest.Start(t)
+	dns.Set(t, "gpus.test", time.Minute)
 	g := testGraph()
 	g.Pools = []plan.Pool{{Name: "gpus", DNS: "gpus.test:8000", Scheme: "http"}}
 	g.Providers[0].BaseURL, g.Providers[0].Pool = "", 0
 	up := okUpstream()
-	s := newTestServerWith(t, g, up)
+	o := testOptions(g, up)
+	o.PoolOptions = pool.Options{Resolver: dns.Addr(), MinTTL: time.Second, MaxTTL: time.Minute}
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	bearer := map[string]string{"Authorization": "Bearer k-default"}
 	req := body(plainBody, "gpt")
 	real := s.do(publicRequest{"POST", "/v1/chat/completions", req, bearer})
 	pre := s.do(publicRequest{"POST", "/v1/preflight?route=chat_completions", req, bearer})
-	if code, _ := errorCode(t, real.Body.Bytes()); real.Code != 501 || code != "unsupported_candidate" {
+	if code, _ := errorCode(t, real.Body.Bytes()); real.Code != 503 || code != "pool_no_member" {
 		t.Fatalf("request: %d %s", real.Code, real.Body)
 	}
 	if pre.Code != real.Code || pre.Body.String() != real.Body.String() {

@@ -32,7 +32,10 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 			up.Transport = proxy.NewTLSTransport(s.opts.Transport, up.TLS)
 		}
 	}
-	s.circuits.Load(g) // last, once g passed every check: its breakers are those requests find
+	// Last, once g passed every check: its breakers and member sets are
+	// those requests find.
+	s.circuits.Load(g)
+	s.pools.Load(g)
 	return snap, nil
 }
 
@@ -107,6 +110,7 @@ func (s *Server) Status() admin.Status {
 		Bundle:          s.bundleStatus(snap.Graph),
 		Circuits:        s.circuits.Status(time.Now()),
 		SuspendedRules:  s.rules.Status(snap.Graph),
+		Pools:           s.pools.Status(time.Now()),
 	}
 	if h := s.opts.LedgerHealth; h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

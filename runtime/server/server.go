@@ -25,6 +25,7 @@ import (
 	"github.com/pistra/pistra/runtime/circuit"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/suspend"
@@ -82,10 +83,12 @@ type Options struct {
 	// MaxAnswerBytes bounds a non-stream answer read whole before it is
 	// relayed (default proxy.DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
-	// Pools picks the member each attempt on a pooled provider dials
-	// (runtime/pool); nil serves no pool, whose candidates are then passed
-	// over (unsupported_candidate).
+	// Pools picks the member each attempt on a pooled provider dials; nil
+	// picks from the server's own pool set (PoolOptions). Tests set it.
 	Pools proxy.Pools
+	// PoolOptions say how pools' member sets are resolved and their
+	// pickers dialled; the server adds its logger and metrics.
+	PoolOptions pool.Options
 	// PublicTLS and AdminTLS, when set, serve that listener over TLS, with
 	// HTTP/2 offered to clients that support it; nil serves cleartext
 	// HTTP/1.1.
@@ -106,6 +109,8 @@ type Server struct {
 	suspensions suspend.Gate
 	// rules are the access rules suspended now, per profile, for routing.
 	rules *suspend.Rules
+	// pools keeps the pools' member sets and pickers across reloads.
+	pools *pool.Set
 	// stopFlush ends the budget flush loop; flushed is closed once it has
 	// made its last flush.
 	stopFlush context.CancelFunc
@@ -135,6 +140,9 @@ func New(o Options) (*Server, error) {
 		s.budgets.SetDegradedShare(o.DegradedShare)
 	}
 	s.circuits = circuit.NewSet(s.logCircuit)
+	po := o.PoolOptions
+	po.Logger, po.Metrics = s.log, s.metrics
+	s.pools = pool.New(po)
 	s.suspensions = suspend.Gate{Store: o.Suspensions}
 	s.rules = suspend.NewRules(o.Suspensions)
 	// An open circuit is checked before a budget is held for the candidate; a
@@ -146,6 +154,9 @@ func New(o Options) (*Server, error) {
 	}
 	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: gate,
 		Circuits: s.circuits, MaxAnswerBytes: o.MaxAnswerBytes, Pools: o.Pools}
+	if s.proxy.Pools == nil {
+		s.proxy.Pools = poolPicks{s.pools}
+	}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {
@@ -154,6 +165,7 @@ func New(o Options) (*Server, error) {
 	s.snap.Store(snap)
 	adminHandler, err := admin.Handler(o.AdminToken, s)
 	if err != nil {
+		s.pools.Close()
 		return nil, err
 	}
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
@@ -274,6 +286,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
 	}
 	wg.Wait()
+	s.pools.Close()
 	if s.stopFlush != nil {
 		s.stopFlush() // in-flight requests are settled: flush what they spent
 		<-s.flushed

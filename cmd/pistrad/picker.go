@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/pool"
+	"github.com/pistra/pistra/runtime/pool/extproc"
+)
+
+// dialPicker connects a pool to its endpoint picker over ext_proc, as
+// the pool's policy says (its CA, or plaintext).
+func dialPicker(p *plan.Pool) (pool.Picker, error) {
+	c, err := extproc.Dial(p.Picker, extproc.Options{CAFile: p.PickerCAFile, Plaintext: p.PickerPlaintext})
+	if err != nil {
+		return nil, err
+	}
+	return picker{c}, nil
+}
+
+// picker is the ext_proc client in the shape the pool package asks for.
+type picker struct{ c *extproc.Client }
+
+func (p picker) Pick(ctx context.Context, q pool.Query) (*pool.Answer, error) {
+	a, err := p.c.Pick(ctx, extproc.Query(q))
+	if im, ok := errors.AsType[*extproc.ImmediateError](err); ok {
+		return nil, &pool.Immediate{Status: im.Status, Body: string(im.Body)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pool.Answer{Endpoints: a.Endpoints, Model: a.Model(), Stream: a}, nil
+}
+
+func (p picker) Close() error { return p.c.Close() }
