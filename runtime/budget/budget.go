@@ -11,6 +11,10 @@
 // its live holds. Flush, every FlushInterval, writes the second to the
 // ledger and re-reads the first, so a node learns what the others spent
 // within one interval.
+//
+// The same settlements count what was metered in the usage ledger (per
+// UTC day, provider, model as served and the provider's usage_api ids),
+// flushed with the spend on the same tick: docs/usage.md.
 package budget
 
 import (

@@ -1,5 +1,5 @@
-// Package ledger keeps budget spend and suspensions durable and shared
-// across a pistrad cluster, on hashicorp/raft with a BoltDB log and a
+// Package ledger keeps budget spend, the usage ledger's rows and
+// suspensions durable and shared across a pistrad cluster, on hashicorp/raft with a BoltDB log and a
 // file snapshot store. A Node is the budget.Ledger its gateway flushes to
 // every 500 ms.
 //
