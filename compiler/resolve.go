@@ -252,7 +252,7 @@ func (c *compiler) providerNames(idx []int) []string {
 // once every provider has an index.
 func (c *compiler) buildProvider(name string, p srcProvider, res map[string]string) plan.Provider {
 	out := plan.Provider{
-		Name: name, Pool: -1, StreamUsage: p.StreamUsage,
+		Name: name, Pool: -1, StreamUsage: p.StreamUsage, UsageAPI: p.UsageAPI,
 		BaseURL: deref(p.BaseURL), CredentialEnv: deref(p.CredentialEnv), Auth: deref(p.Auth),
 	}
 	if p.Pool != nil {

@@ -41,6 +41,10 @@ const (
 
 func nodeKey(id string) string { return "sk-cluster-node-" + id }
 
+// clusterKeyID is the id the policy gives the upstream's API key, which
+// the usage ledger's rows carry.
+const clusterKeyID = "key_e2e_cluster"
+
 // clusterPolicy is one OpenAI fake and the budgets above; limit is
 // cluster-cap's.
 func clusterPolicy(limit uint64) fixture {
@@ -52,8 +56,10 @@ func clusterPolicy(limit uint64) fixture {
 		}
 		tallyNode := dayBudget("tally-node", 1000000000000)
 		tallyNode.Per = "key"
+		up := openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")
+		up.UsageAPI = &testkit.UsageAPI{KeyID: clusterKeyID}
 		return testkit.Policy{
-			Providers:   map[string]testkit.Provider{"up-openai": openAIProvider(p.OpenAI, envOpenAI, "gpt-4o-mini")},
+			Providers:   map[string]testkit.Provider{"up-openai": up},
 			AccessRules: []testkit.Rule{{Name: "gated-mini", When: "profile == 'gated' && upstream_model == 'gpt-4o-mini'", Code: "mini_gated"}},
 			Profiles: map[string]testkit.Profile{
 				"capped": {Budgets: []string{"cluster-cap"}},

@@ -216,6 +216,16 @@ func TestBudgetOnTheRaftLedger(t *testing.T) {
 	e, node = open()
 	defer node.Shutdown()
 	defer e.stop()
+	// Before any request: the bucket and the usage row the ledger holds
+	// are listed.
+	if got := spent(e); got != uint64(chat.Usage.TotalTokens) {
+		t.Errorf("right after a restart spent %d, want %d", got, chat.Usage.TotalTokens)
+	}
+	var usage usageAnswer
+	e.adminJSON("GET", "/admin/v1/usage?day="+time.Now().UTC().Format(time.DateOnly), "", &usage)
+	if r := usage.Rows; len(r) != 1 || r[0].Requests != 1 || r[0].InputTokens != uint64(chat.Usage.PromptTokens) || r[0].OutputTokens != uint64(chat.Usage.CompletionTokens) {
+		t.Errorf("right after a restart usage %+v, want one request of %d in, %d out", r, chat.Usage.PromptTokens, chat.Usage.CompletionTokens)
+	}
 	// A fresh bucket reads its total from the ledger on first use.
 	if _, err := oc(e, keyMetered).Chat.Completions.New(context.Background(), chatParams("gpt-4o-mini")); err != nil {
 		t.Fatal(err)

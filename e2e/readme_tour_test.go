@@ -49,6 +49,7 @@ var tourChecks = []struct{ block, output string }{
 	{`-d '{"model":"fast","messages":[{"role":"user","content":"Hello"}]}'`, `"object":"chat.completion"`},
 	{`get_weather`, `"code":"fidelity_loss"`},
 	{`sk-pistra-metered`, `budget_exceeded`},
+	{`/admin/v1/usage?day=`, `"retention_days":62`},
 	{`pistrac diff gen/bundle.json policies`, "plans: no change\nsettings: no change\n"},
 	{`pistrac test policies`, "cases passed"},
 	{`/admin/v1/suspensions/provider/fake-openai`, `"kind":"provider"`},

@@ -35,7 +35,7 @@ type ledgerFlags struct {
 }
 
 func (l *ledgerFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.dir, "ledger-dir", "", "directory of the durable ledger (budget spend, suspensions); a lone node bootstraps itself in it on first start")
+	fs.StringVar(&l.dir, "ledger-dir", "", "directory of the durable ledger (budget spend, metered usage, suspensions); a lone node bootstraps itself in it on first start")
 	fs.StringVar(&l.id, "node-id", "", "this node's name in the cluster (keep it across restarts); with -raft-listen")
 	fs.StringVar(&l.listen, "raft-listen", "", "host:port of this node's cluster port (raft and the internal flush endpoint)")
 	fs.StringVar(&l.advertise, "raft-advertise", "", "host:port the other nodes reach this one by, and its certificate's name (default -raft-listen)")
@@ -46,7 +46,7 @@ func (l *ledgerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.key, "cluster-key", "", "PEM file of this node's private key")
 	fs.BoolVar(&l.insecure, "cluster-insecure", false, "plaintext cluster traffic, on loopback only: for tests on one host")
 	fs.BoolVar(&l.inMemory, "ledger-in-memory", false,
-		"keep budget spend in this process's memory instead of a ledger: forgotten on restart, not shared; for tests and benchmarks")
+		"keep budget spend and usage in this process's memory instead of a ledger: forgotten on restart, not shared, no suspensions; for tests and benchmarks")
 }
 
 // open starts the ledger the flags describe, or returns nil for

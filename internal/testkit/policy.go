@@ -34,6 +34,14 @@ type Provider struct {
 	Timeout       string             `json:"timeout,omitempty"`
 	Failover      *Failover          `json:"failover,omitempty"`
 	Circuit       *Circuit           `json:"circuit,omitempty"`
+	UsageAPI      *UsageAPI          `json:"usage_api,omitempty"`
+}
+
+// UsageAPI is a provider's usage_api block: the ids its usage API groups
+// its traffic by.
+type UsageAPI struct {
+	KeyID       string `json:"key_id,omitempty"`
+	WorkspaceID string `json:"workspace_id,omitempty"`
 }
 
 // TLS is a provider's tls block: files, never inlined certificates.

@@ -36,8 +36,11 @@ type Controller interface {
 	// Catalog lists the serving snapshot's routable channels, each claim's
 	// age counted up to now.
 	Catalog(now time.Time) CatalogReport
-	// Budgets lists every open budget bucket with its exact figures.
-	Budgets() []budget.BucketReport
+	// Budgets lists every open budget bucket with its exact figures:
+	// those this node holds and those the ledger holds.
+	Budgets() ([]budget.BucketReport, error)
+	// Usage lists the usage ledger's rows of the UTC day starting at day.
+	Usage(day time.Time) ([]budget.UsageDelta, error)
 	// Suspend, Unsuspend and ListSuspensions manage suspensions; a kind or
 	// name the policy does not declare is an error wrapping ErrBadRequest.
 	Suspend(ctx context.Context, s suspend.Suspension) error
@@ -52,8 +55,9 @@ type Controller interface {
 // to fix (answered 400); other errors are the ledger's (answered 503).
 var ErrBadRequest = errors.New("bad request")
 
-// BudgetsReport is GET /admin/v1/budgets: every bucket this node has open,
-// those of a budget a reload removed included while they drain.
+// BudgetsReport is GET /admin/v1/budgets: every bucket of an open window
+// the ledger holds, whichever node served it, and every bucket this node
+// has open, those of a budget a reload removed included while they drain.
 type BudgetsReport struct {
 	AsOf    time.Time             `json:"as_of"`
 	Buckets []budget.BucketReport `json:"buckets"`
@@ -150,6 +154,7 @@ func Handler(token string, c Controller) (http.Handler, error) {
 	mux.HandleFunc("POST /admin/v1/preflight", a.preflight)
 	mux.HandleFunc("GET /admin/v1/catalog/report", a.catalog)
 	mux.HandleFunc("GET /admin/v1/budgets", a.budgets)
+	mux.HandleFunc("GET /admin/v1/usage", a.usage)
 	mux.HandleFunc("GET /admin/v1/suspensions", a.listSuspensions)
 	mux.HandleFunc("POST /admin/v1/suspensions", a.suspend)
 	mux.HandleFunc("DELETE /admin/v1/suspensions/{kind}/{name}", a.unsuspend)
@@ -231,7 +236,15 @@ func (a *api) catalog(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (a *api) budgets(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, BudgetsReport{AsOf: time.Now().UTC(), Buckets: a.c.Budgets()})
+	list, err := a.c.Budgets()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if list == nil {
+		list = []budget.BucketReport{}
+	}
+	writeJSON(w, http.StatusOK, BudgetsReport{AsOf: time.Now().UTC(), Buckets: list})
 }
 
 type suspensionsBody struct {

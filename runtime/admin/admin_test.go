@@ -42,8 +42,19 @@ func (f *fakeController) Catalog(now time.Time) CatalogReport {
 	return CatalogReport{SourceHash: f.status.SourceHash, AsOf: now, Channels: []catalog.Row{{Provider: "p", Channel: "c"}}}
 }
 
-func (f *fakeController) Budgets() []budget.BucketReport {
-	return []budget.BucketReport{{Budget: "team-daily", Bucket: "dev", Limit: 100, Spent: 40, Held: 7}}
+func (f *fakeController) Budgets() ([]budget.BucketReport, error) {
+	return []budget.BucketReport{{Budget: "team-daily", Bucket: "dev", Limit: 100, Spent: 40, Held: 7}}, nil
+}
+
+// Usage has one row on 2026-12-01 and none on any other day.
+func (f *fakeController) Usage(day time.Time) ([]budget.UsageDelta, error) {
+	if !day.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
+		return nil, nil
+	}
+	return []budget.UsageDelta{{
+		Key:    budget.UsageKey{Day: day.Unix(), Provider: "openai", Model: "gpt-4o-mini", KeyID: "key_abc"},
+		Counts: budget.UsageCounts{Requests: 3, Estimated: 1, Input: 100, CachedInput: 40, Output: 20, Reasoning: 5},
+	}}, nil
 }
 
 func (f *fakeController) Suspend(_ context.Context, s suspend.Suspension) error {

@@ -77,15 +77,18 @@ func (b *bucket) settle(held, spent uint64) {
 	b.mu.Unlock()
 }
 
-// state is a consistent view of the bucket.
+// state is a consistent view of the bucket: spent is the cluster-wide
+// total last read plus unflushed, this node's settled spend not yet read
+// back in it.
 type state struct {
-	limit, spent, held uint64
+	limit, spent, durable, unflushed, held uint64
 }
 
 func (b *bucket) state() state {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return state{limit: b.limit, spent: sat(sat(b.durable, b.flushing), b.unflushed), held: b.held}
+	unflushed := sat(b.flushing, b.unflushed)
+	return state{limit: b.limit, spent: sat(b.durable, unflushed), durable: b.durable, unflushed: unflushed, held: b.held}
 }
 
 // sat adds without wrapping: a budget's arithmetic must never make a full

@@ -11,6 +11,10 @@
 // its live holds. Flush, every FlushInterval, writes the second to the
 // ledger and re-reads the first, so a node learns what the others spent
 // within one interval.
+//
+// The same settlements count what was metered in the usage ledger (per
+// UTC day, provider, model as served and the provider's usage_api ids),
+// flushed with the spend on the same tick: docs/usage.md.
 package budget
 
 import (
@@ -58,6 +62,11 @@ type Gate struct {
 
 	tickets sync.Pool
 
+	// usage is this node's metered usage not yet flushed; usageOut the
+	// flush's list of it.
+	usage    usageBook
+	usageOut []UsageDelta
+
 	// flushedAt is when the last flush succeeded (Unix nanoseconds).
 	flushedAt atomic.Int64
 	// degraded is set while flushes fail: the ledger cannot take this
@@ -88,19 +97,19 @@ var _ admission.Gate = (*Gate)(nil)
 // New returns a gate keeping its totals in ledger. now is the clock
 // (time.Now in pistrad); windows roll by it, in UTC.
 func New(ledger Ledger, m *metrics.Metrics, now func() time.Time) *Gate {
-	g := &Gate{ledger: ledger, metrics: m, now: now, buckets: map[Key]*bucket{}, degradedShare: DefaultDegradedShare}
+	g := &Gate{ledger: ledger, metrics: m, now: now, buckets: map[Key]*bucket{}, degradedShare: DefaultDegradedShare,
+		usage: usageBook{rows: map[UsageKey]*usageRow{}, pending: map[UsageKey]UsageCounts{}}}
 	g.tickets.New = func() any { return &ticket{g: g} }
 	return g
 }
 
 // Admit holds, on every budget of the request's profile, what candidate c
 // is expected to cost, or refuses c naming the first budget without room.
+// A profile without budgets holds nothing, but its ticket still counts
+// the answer in the usage ledger when it settles.
 func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket, *admission.Refusal) {
 	gr := r.Graph
 	prof := &gr.Profiles[r.Profile]
-	if len(prof.Budgets) == 0 {
-		return admission.NothingHeld, nil
-	}
 	now := g.now()
 	t := g.tickets.Get().(*ticket)
 	t.reset(r, c)

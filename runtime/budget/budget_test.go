@@ -80,9 +80,19 @@ func total(limit uint64, w plan.Window, per plan.BucketScope) plan.Budget {
 	return plan.Budget{Name: "b", Limit: limit, Window: w, Per: per, CostType: plan.CostTotalToken, CostExpr: -1}
 }
 
+// report is g's report against no graph.
+func report(t *testing.T, g *Gate) []BucketReport {
+	t.Helper()
+	rep, err := g.Report(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 func held(t *testing.T, g *Gate, bucket string) (spent, held uint64) {
 	t.Helper()
-	for _, r := range g.Report() {
+	for _, r := range report(t, g) {
 		if r.Bucket == bucket {
 			spent, held = spent+r.Spent, held+r.Held
 		}
@@ -91,7 +101,8 @@ func held(t *testing.T, g *Gate, bucket string) (spent, held uint64) {
 }
 
 // TestHoldIsTheEstimate: body bytes / 4 in, the stated output limit (or
-// 1024) out; a profile without budgets holds nothing.
+// 1024) out; a profile without budgets holds nothing (its ticket only
+// counts usage).
 func TestHoldIsTheEstimate(t *testing.T) {
 	s := testSnapshot(t, total(1_000_000, plan.WindowDay, plan.PerKey))
 	g := New(NewMemory(), nil, newClock(noon).now)
@@ -108,9 +119,16 @@ func TestHoldIsTheEstimate(t *testing.T) {
 		t.Errorf("held %d, want 1034", h)
 	}
 	tk, no := g.Admit(request(s, 2, 4000, 0), cheap)
-	if no != nil || tk != admission.NothingHeld || len(g.Report()) != 2 {
-		t.Errorf("a profile without budgets: %v %v, %d buckets", tk, no, len(g.Report()))
+	if no != nil || tk == nil || len(report(t, g)) != 2 {
+		t.Fatalf("a profile without budgets: %v %v, %d buckets", tk, no, len(report(t, g)))
 	}
+	if _, h := held(t, g, "k0"); h != 150 {
+		t.Errorf("a profile without budgets held: k0 holds %d, want 150", h)
+	}
+	if _, h := held(t, g, "k1"); h != 1034 {
+		t.Errorf("a profile without budgets held: k1 holds %d, want 1034", h)
+	}
+	tk.Release()
 }
 
 // TestSettlementOutcomes: usage reported replaces the hold; a 2xx with none
@@ -197,7 +215,7 @@ func TestRefusalNamesTheBudgetAndItsReset(t *testing.T) {
 	if h.Get("Retry-After") != "3570" || h.Get("X-Should-Retry") != "false" {
 		t.Errorf("headers %v", h)
 	}
-	for _, r := range g.Report() {
+	for _, r := range report(t, g) {
 		if r.Held != 0 {
 			t.Errorf("bucket %s/%s still holds %d after the refusal", r.Budget, r.Bucket, r.Held)
 		}
@@ -247,7 +265,7 @@ func TestWindowRollsWithHoldsInFlight(t *testing.T) {
 	if err := led.Read(keys, totals[:]); err != nil || totals != [2]uint64{120, 0} {
 		t.Fatalf("ledger %v %v, want the spend in the window it was held in", totals, err)
 	}
-	rep := g.Report()
+	rep := report(t, g)
 	if len(rep) != 1 || !rep[0].WindowStart.Equal(noon.Add(time.Minute).Truncate(time.Minute)) {
 		t.Errorf("open buckets %+v, want only the current window's", rep)
 	}
@@ -283,8 +301,10 @@ func TestFlushSharesSpendThroughTheLedger(t *testing.T) {
 // failing is a ledger that cannot answer.
 type failing struct{}
 
-func (failing) Read([]Key, []uint64) error { return errors.New("no quorum") }
-func (failing) Add([]Delta) error          { return errors.New("no quorum") }
+func (failing) Read([]Key, []uint64) error             { return errors.New("no quorum") }
+func (failing) Add([]Delta, []UsageDelta) error        { return errors.New("no quorum") }
+func (failing) Totals(func(Key) bool) ([]Delta, error) { return nil, errors.New("no quorum") }
+func (failing) Usage(int64) ([]UsageDelta, error)      { return nil, errors.New("no quorum") }
 
 func TestLedgerDownIsABudgetError(t *testing.T) {
 	s := testSnapshot(t, total(400, plan.WindowDay, plan.PerProfile))
@@ -361,11 +381,11 @@ type flaky struct {
 	down atomic.Bool
 }
 
-func (f *flaky) Add(d []Delta) error {
+func (f *flaky) Add(d []Delta, u []UsageDelta) error {
 	if f.down.Load() {
 		return errors.New("no leader")
 	}
-	return f.Memory.Add(d)
+	return f.Memory.Add(d, u)
 }
 
 // TestNoQuorum: while flushes fail, a node serves on its last totals plus

@@ -1,11 +1,9 @@
 package budget
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -113,8 +111,10 @@ func (g *Gate) LastFlush() time.Time {
 }
 
 // collect lists the open buckets and moves each one's unflushed spend to
-// flushing, where it is still counted until the ledger has it.
+// flushing, where it is still counted until the ledger has it, and takes
+// the usage settled since the last flush.
 func (g *Gate) collect() {
+	g.usageOut = g.usage.collect(g.usageOut[:0], g.now())
 	g.flushBufs, g.keys, g.deltas = g.flushBufs[:0], g.keys[:0], g.deltas[:0]
 	g.mu.RLock()
 	for _, bk := range g.buckets {
@@ -134,13 +134,14 @@ func (g *Gate) collect() {
 	g.totals = slices.Grow(g.totals[:0], len(g.keys))[:len(g.keys)]
 }
 
-// write adds the collected deltas to the ledger, or on failure puts them
-// back as unflushed.
+// write adds the collected deltas and usage to the ledger, or on failure
+// puts them back as unflushed.
 func (g *Gate) write() error {
-	if len(g.deltas) == 0 {
+	if len(g.deltas) == 0 && len(g.usageOut) == 0 {
 		return nil
 	}
-	if err := g.ledger.Add(g.deltas); err != nil {
+	if err := g.ledger.Add(g.deltas, g.usageOut); err != nil {
+		g.usage.keep(g.usageOut)
 		for _, bk := range g.flushBufs {
 			bk.mu.Lock()
 			bk.unflushed, bk.flushing = sat(bk.unflushed, bk.flushing), 0
@@ -212,34 +213,4 @@ func (g *Gate) publish() {
 	for name, v := range views {
 		g.metrics.Budget(name, v.worst, v.under, v.over)
 	}
-}
-
-// BucketReport is one bucket's exact figures.
-type BucketReport struct {
-	Budget      string    `json:"budget"`
-	Bucket      string    `json:"bucket"`
-	WindowStart time.Time `json:"window_start"`
-	Reset       time.Time `json:"reset"`
-	Limit       uint64    `json:"limit"`
-	// Spent is settled spend: the cluster-wide total last read plus what
-	// this node settled since.
-	Spent uint64 `json:"spent"`
-	Held  uint64 `json:"held"`
-}
-
-// Report lists every bucket this node has open, including those of
-// budgets a reload removed that still drain, sorted.
-func (g *Gate) Report() []BucketReport {
-	g.mu.RLock()
-	out := make([]BucketReport, 0, len(g.buckets))
-	for _, bk := range g.buckets {
-		s := bk.state()
-		out = append(out, BucketReport{Budget: bk.key.Budget, Bucket: bk.key.Bucket, WindowStart: bk.start,
-			Reset: bk.reset, Limit: s.limit, Spent: s.spent, Held: s.held})
-	}
-	g.mu.RUnlock()
-	slices.SortFunc(out, func(a, b BucketReport) int {
-		return cmp.Or(strings.Compare(a.Budget, b.Budget), strings.Compare(a.Bucket, b.Bucket), a.WindowStart.Compare(b.WindowStart))
-	})
-	return out
 }

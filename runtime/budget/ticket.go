@@ -18,7 +18,9 @@ type ticket struct {
 	// progs are the CEL programs of the request's policy.
 	progs  *expr.Programs
 	served expr.Served
-	holds  []hold
+	// usageAPI is the serving provider's grouping keys, for its usage row.
+	usageAPI *plan.UsageAPI
+	holds    []hold
 }
 
 type hold struct {
@@ -31,7 +33,8 @@ var _ admission.Ticket = (*ticket)(nil)
 
 func (t *ticket) reset(r *admission.Request, c *plan.Candidate) {
 	t.open, t.progs = true, r.Programs
-	t.served = expr.Served{Model: c.Model, Backend: r.Graph.Providers[c.Provider].Name}
+	p := &r.Graph.Providers[c.Provider]
+	t.served, t.usageAPI = expr.Served{Model: c.Model, Backend: p.Name}, p.UsageAPI
 	t.holds = t.holds[:0]
 }
 
@@ -45,8 +48,15 @@ func (t *ticket) Release() { t.close(nil) }
 // Settle replaces every hold with what the answer cost: the provider's
 // figures when it reported usage; the hold itself when it answered 2xx
 // and reported nothing, since letting spend that happened go free is the
-// error that compounds; nothing when it never answered successfully.
-func (t *ticket) Settle(o *admission.Outcome) { t.close(o) }
+// error that compounds; nothing when it never answered successfully. The
+// same answers are counted in the usage ledger, a 2xx without usage as
+// settled at the estimate.
+func (t *ticket) Settle(o *admission.Outcome) {
+	if t.open && o != nil && (o.Usage.Reported || o.Status/100 == 2) {
+		t.g.usage.record(usageKey(t.served.Backend, t.served.Model, t.usageAPI, t.g.now()), &o.Usage)
+	}
+	t.close(o)
+}
 
 func (t *ticket) close(o *admission.Outcome) {
 	if !t.open {
@@ -70,7 +80,7 @@ func (t *ticket) close(o *admission.Outcome) {
 		}
 		h.bucket.settle(h.amount, spent)
 	}
-	t.holds, t.open, t.progs = t.holds[:0], false, nil
+	t.holds, t.open, t.progs, t.usageAPI = t.holds[:0], false, nil, nil
 	t.g.tickets.Put(t)
 }
 

@@ -32,7 +32,7 @@ func benchFlush(b *testing.B, n *Node) {
 	totals := make([]uint64, len(keys))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := n.Add(deltas); err != nil {
+		if err := n.Add(deltas, nil); err != nil {
 			b.Fatal(err)
 		}
 		if err := n.Read(keys, totals); err != nil {

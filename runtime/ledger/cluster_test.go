@@ -72,7 +72,7 @@ func TestNoQuorumKeepsReadingAndLosesNoSpend(t *testing.T) {
 	}
 
 	start := time.Now()
-	err := alone.Add([]budget.Delta{{Key: key("a"), Spent: 7}})
+	err := alone.Add([]budget.Delta{{Key: key("a"), Spent: 7}}, nil)
 	if err == nil {
 		t.Fatal("an add without quorum succeeded")
 	}

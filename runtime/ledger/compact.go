@@ -1,6 +1,10 @@
 package ledger
 
-import "time"
+import (
+	"time"
+
+	"github.com/pistra/pistra/runtime/budget"
+)
 
 // Retention is how long the total of a window is kept after the window
 // started. The longest window is a month (31 days at most); a month's
@@ -45,6 +49,7 @@ func (n *Node) compactLoop() {
 func (n *Node) compact(now time.Time) error {
 	return n.write(n.ctx, command{Compact: &compaction{
 		Windows:  now.Add(-Retention).Unix(),
+		Usage:    now.Add(-budget.UsageRetention).Unix(),
 		Sessions: now.Add(-sessionRetention).Unix(),
 	}})
 }

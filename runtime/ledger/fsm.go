@@ -14,12 +14,13 @@ import (
 )
 
 // FSM is the state raft replicates: the settled spend of every bucket per
-// window, the suspensions, and per sending process what its last flush
+// window, the usage ledger's rows per day, the suspensions, and per sending process what its last flush
 // covered. Every replica applies the same entries in the same order to
 // the same result: nothing in Apply reads a clock or a map's order.
 type FSM struct {
 	mu          sync.RWMutex
 	totals      map[budget.Key]uint64
+	usage       map[budget.UsageKey]budget.UsageCounts
 	suspensions map[suspensionID]wireSuspension
 	// suspGen moves, under mu, after every change of suspensions, so a
 	// reader that sees it move sees the change.
@@ -39,13 +40,14 @@ type session struct {
 	seen       int64  // its At
 	// covered is what the last applied batch added up to since base: the
 	// part of a resent batch that is already counted.
-	covered map[budget.Key]uint64
+	covered      map[budget.Key]uint64
+	coveredUsage map[budget.UsageKey]budget.UsageCounts
 }
 
 var _ raft.FSM = (*FSM)(nil)
 
 func newFSM() *FSM {
-	return &FSM{totals: map[budget.Key]uint64{}, suspensions: map[suspensionID]wireSuspension{}, sessions: map[string]*session{},
+	return &FSM{totals: map[budget.Key]uint64{}, usage: map[budget.UsageKey]budget.UsageCounts{}, suspensions: map[suspensionID]wireSuspension{}, sessions: map[string]*session{},
 		applied: make(chan struct{})}
 }
 
@@ -94,8 +96,9 @@ func (f *FSM) applyBatch(b *batch) {
 		return
 	}
 	var counted map[budget.Key]uint64
+	var countedUsage map[budget.UsageKey]budget.UsageCounts
 	if s.last > b.Base && s.base == b.Base {
-		counted = s.covered
+		counted, countedUsage = s.covered, s.coveredUsage
 	}
 	covered := make(map[budget.Key]uint64, len(b.Deltas))
 	for _, d := range b.Deltas {
@@ -105,13 +108,26 @@ func (f *FSM) applyBatch(b *batch) {
 	for k, n := range covered {
 		f.totals[k] = sat(f.totals[k], n-min(n, counted[k]))
 	}
-	s.last, s.base, s.seen, s.covered = b.Seq, b.Base, b.At, covered
+	var coveredUsage map[budget.UsageKey]budget.UsageCounts
+	if len(b.Usage) > 0 {
+		coveredUsage = make(map[budget.UsageKey]budget.UsageCounts, len(b.Usage))
+	}
+	for _, u := range b.Usage {
+		k := u.key()
+		coveredUsage[k] = coveredUsage[k].Plus(u.counts())
+	}
+	for k, c := range coveredUsage {
+		f.usage[k] = f.usage[k].Plus(c.Minus(countedUsage[k]))
+	}
+	s.last, s.base, s.seen, s.covered, s.coveredUsage = b.Seq, b.Base, b.At, covered, coveredUsage
 }
 
-// compact drops the totals of windows long over and the sessions long
-// silent; see Retention.
+// compact drops the totals of windows long over, the usage rows of days
+// long over and the sessions long silent; see Retention and
+// budget.UsageRetention.
 func (f *FSM) compact(c *compaction) {
 	maps.DeleteFunc(f.totals, func(k budget.Key, _ uint64) bool { return k.Window < c.Windows })
+	maps.DeleteFunc(f.usage, func(k budget.UsageKey, _ budget.UsageCounts) bool { return k.Day < c.Usage })
 	maps.DeleteFunc(f.sessions, func(_ string, s *session) bool { return s.seen < c.Sessions })
 }
 
@@ -152,6 +168,18 @@ func (f *FSM) read(keys []budget.Key, totals []uint64) {
 	for i, k := range keys {
 		totals[i] = f.totals[k]
 	}
+}
+
+func (f *FSM) openTotals(open func(budget.Key) bool) []budget.Delta {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return budget.OpenTotals(f.totals, open)
+}
+
+func (f *FSM) dayUsage(day int64) []budget.UsageDelta {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return budget.DayRows(f.usage, day)
 }
 
 func (f *FSM) suspended(id suspensionID) (wireSuspension, bool) {

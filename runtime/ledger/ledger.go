@@ -1,5 +1,5 @@
-// Package ledger keeps budget spend and suspensions durable and shared
-// across a pistrad cluster, on hashicorp/raft with a BoltDB log and a
+// Package ledger keeps budget spend, the usage ledger's rows and
+// suspensions durable and shared across a pistrad cluster, on hashicorp/raft with a BoltDB log and a
 // file snapshot store. A Node is the budget.Ledger its gateway flushes to
 // every 500 ms.
 //
@@ -72,19 +72,28 @@ func (n *Node) Read(keys []budget.Key, totals []uint64) error {
 	return nil
 }
 
+// Totals lists the buckets of this node's replica that open reports true
+// of: no network, no raft.
+func (n *Node) Totals(open func(budget.Key) bool) ([]budget.Delta, error) {
+	return n.fsm.openTotals(open), nil
+}
+
+// Usage lists the usage rows of day from this node's replica.
+func (n *Node) Usage(day int64) ([]budget.UsageDelta, error) { return n.fsm.dayUsage(day), nil }
+
 // Add writes one flush. On an error (no leader, no quorum, a timeout) the
 // caller keeps the spend and sends it again merged into its next Add, as
 // budget's Gate does; that resent spend is counted once, even if the
 // failed flush was applied after all.
-func (n *Node) Add(deltas []budget.Delta) error {
-	if len(deltas) == 0 {
+func (n *Node) Add(deltas []budget.Delta, usage []budget.UsageDelta) error {
+	if len(deltas) == 0 && len(usage) == 0 {
 		return nil
 	}
 	f := &n.flush
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
-	b := &batch{Session: f.session, Seq: f.seq, Base: f.base, At: time.Now().Unix(), Deltas: wireDeltas(deltas)}
+	b := &batch{Session: f.session, Seq: f.seq, Base: f.base, At: time.Now().Unix(), Deltas: wireDeltas(deltas), Usage: wireUsages(usage)}
 	if err := n.write(n.ctx, command{Batch: b}); err != nil {
 		return err
 	}

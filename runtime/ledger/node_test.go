@@ -40,7 +40,7 @@ func mustAdd(t testing.TB, n *testNode, deltas ...budget.Delta) {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
-		err := n.Add(deltas)
+		err := n.Add(deltas, nil)
 		if err == nil {
 			return
 		}

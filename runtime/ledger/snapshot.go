@@ -18,8 +18,10 @@ import (
 // persisted is the FSM as a snapshot holds it, after the format byte:
 // every list sorted, so equal states write equal bytes.
 type persisted struct {
-	Index       uint64             `json:"index"`
-	Totals      []wireDelta        `json:"totals"`
+	Index  uint64      `json:"index"`
+	Totals []wireDelta `json:"totals"`
+	// Usage is absent from snapshots older than the usage ledger.
+	Usage       []wireUsage        `json:"usage,omitempty"`
 	Suspensions []wireSuspension   `json:"suspensions"`
 	Sessions    []persistedSession `json:"sessions"`
 }
@@ -30,6 +32,8 @@ type persistedSession struct {
 	Base    uint64      `json:"base"`
 	Seen    int64       `json:"seen"`
 	Covered []wireDelta `json:"covered"`
+	// CoveredUsage is absent from snapshots older than the usage ledger.
+	CoveredUsage []wireUsage `json:"covered_usage,omitempty"`
 }
 
 // fsmSnapshot is a copy of the state taken under the FSM's lock, so raft
@@ -37,16 +41,17 @@ type persistedSession struct {
 type fsmSnapshot struct {
 	index       uint64
 	totals      map[budget.Key]uint64
+	usage       map[budget.UsageKey]budget.UsageCounts
 	suspensions map[suspensionID]wireSuspension
 	sessions    map[string]session
 }
 
-// Snapshot copies the state; a session's covered map is never changed
-// once set, only replaced, so the copy may share it.
+// Snapshot copies the state; a session's covered maps are never changed
+// once set, only replaced, so the copy may share them.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	s := &fsmSnapshot{index: f.index, totals: maps.Clone(f.totals), suspensions: maps.Clone(f.suspensions), sessions: make(map[string]session, len(f.sessions))}
+	s := &fsmSnapshot{index: f.index, totals: maps.Clone(f.totals), usage: maps.Clone(f.usage), suspensions: maps.Clone(f.suspensions), sessions: make(map[string]session, len(f.sessions))}
 	for id, ss := range f.sessions {
 		s.sessions[id] = *ss
 	}
@@ -74,11 +79,12 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 func (s *fsmSnapshot) Release() {}
 
 func (s *fsmSnapshot) persisted() persisted {
-	p := persisted{Index: s.index, Totals: sortedDeltas(s.totals), Suspensions: slices.Collect(maps.Values(s.suspensions))}
+	p := persisted{Index: s.index, Totals: sortedDeltas(s.totals), Usage: sortedUsage(s.usage), Suspensions: slices.Collect(maps.Values(s.suspensions))}
 	sortSuspensions(p.Suspensions)
 	for _, id := range slices.Sorted(maps.Keys(s.sessions)) {
 		ss := s.sessions[id]
-		p.Sessions = append(p.Sessions, persistedSession{ID: id, Last: ss.last, Base: ss.base, Seen: ss.seen, Covered: sortedDeltas(ss.covered)})
+		p.Sessions = append(p.Sessions, persistedSession{ID: id, Last: ss.last, Base: ss.base, Seen: ss.seen,
+			Covered: sortedDeltas(ss.covered), CoveredUsage: sortedUsage(ss.coveredUsage)})
 	}
 	return p
 }
@@ -99,10 +105,10 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		suspensions[s.id()] = s
 	}
 	for _, s := range p.Sessions {
-		sessions[s.ID] = &session{last: s.Last, base: s.Base, seen: s.Seen, covered: deltaMap(s.Covered)}
+		sessions[s.ID] = &session{last: s.Last, base: s.Base, seen: s.Seen, covered: deltaMap(s.Covered), coveredUsage: usageMap(s.CoveredUsage)}
 	}
 	f.mu.Lock()
-	f.totals, f.suspensions, f.sessions = totals, suspensions, sessions
+	f.totals, f.usage, f.suspensions, f.sessions = totals, usageMap(p.Usage), suspensions, sessions
 	f.suspGen.Add(1)
 	f.advance(p.Index)
 	f.mu.Unlock()
@@ -125,6 +131,23 @@ func deltaMap(ds []wireDelta) map[budget.Key]uint64 {
 	m := make(map[budget.Key]uint64, len(ds))
 	for _, d := range ds {
 		m[d.key()] = d.Spent
+	}
+	return m
+}
+
+func sortedUsage(m map[budget.UsageKey]budget.UsageCounts) []wireUsage {
+	rows := make([]budget.UsageDelta, 0, len(m))
+	for k, c := range m {
+		rows = append(rows, budget.UsageDelta{Key: k, Counts: c})
+	}
+	budget.SortUsage(rows)
+	return wireUsages(rows)
+}
+
+func usageMap(us []wireUsage) map[budget.UsageKey]budget.UsageCounts {
+	m := make(map[budget.UsageKey]budget.UsageCounts, len(us))
+	for _, u := range us {
+		m[u.key()] = u.counts()
 	}
 	return m
 }

@@ -177,6 +177,16 @@ type Provider struct {
 	// StreamUsage asks OpenAI-dialect chat streams for usage on the
 	// client's behalf (stream_options.include_usage).
 	StreamUsage bool `json:"stream_usage"`
+	// UsageAPI is how the provider's own usage API groups its traffic,
+	// where the policy says; nil when it does not.
+	UsageAPI *UsageAPI `json:"usage_api,omitempty"`
+}
+
+// UsageAPI names the provider-side grouping keys of a provider's traffic:
+// ids, never secrets. The usage ledger's rows carry them.
+type UsageAPI struct {
+	KeyID       string `json:"key_id,omitempty"`
+	WorkspaceID string `json:"workspace_id,omitempty"`
 }
 
 // TLS holds a provider's upstream TLS options. Files are named, never

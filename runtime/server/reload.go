@@ -133,4 +133,11 @@ func (s *Server) Catalog(now time.Time) admin.CatalogReport {
 }
 
 // Budgets reports every open budget bucket's exact figures.
-func (s *Server) Budgets() []budget.BucketReport { return s.budgets.Report() }
+func (s *Server) Budgets() ([]budget.BucketReport, error) {
+	return s.budgets.Report(s.snap.Load().Graph)
+}
+
+// Usage reports the usage ledger's rows of the UTC day starting at day.
+func (s *Server) Usage(day time.Time) ([]budget.UsageDelta, error) {
+	return s.budgets.Usage(day.Unix())
+}
