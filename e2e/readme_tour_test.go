@@ -53,6 +53,7 @@ var tourChecks = []struct{ block, output string }{
 	{`pistrac diff gen/bundle.json policies`, "plans: no change\nsettings: no change\n"},
 	{`pistrac test policies`, "cases passed"},
 	{`/admin/v1/suspensions/provider/fake-openai`, `"kind":"provider"`},
+	{`-channel openai-compat policies`, "Pistra-Channel-Origin: overlay:probe-fake-anthropic-openai-compat"},
 	{`presets.gemini & {`, "Pistra-Channel-Origin: preset:gemini"},
 	{`overlays: "gemini-seen"`, `"code":"fidelity_loss"`},
 	{`overlays: "gemini-seen"`, "overlay:gemini-seen"},

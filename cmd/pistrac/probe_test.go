@@ -95,29 +95,25 @@ func capSets(caps []plan.Cap) []plan.CapSet {
 	return out
 }
 
-// TestProbeRegression: the claim a first run wrote becomes the channel's
-// claim (its overlay read back, until overlays compile with the policy);
-// once the fake stops honouring one capability of it, the second run exits
-// 1 naming that capability, and only that one: multi_choice was never
-// claimed, so its loss is no regression.
+// TestProbeRegression: the overlay a first run wrote into the policy
+// directory compiles with it and becomes the channel's claim; once the
+// fake stops honouring one capability of it, the second run reads that
+// claim and exits 1 naming that capability, and only that one:
+// multi_choice was never claimed, so its loss is no regression.
 func TestProbeRegression(t *testing.T) {
 	s, base := probeFake(t, fakeprovider.DialectOpenAI)
 	s.SetDrops(fakeprovider.Drops(plan.Of(plan.CapMultiChoice)))
-	out := filepath.Join(t.TempDir(), "overlay.cue")
-	_, first := probeRun(t, probePolicyDir(t, testkit.ProbePolicy("openai", base)), out, exitOK)
-
-	p := testkit.ProbePolicy("openai", base, first.Preserves...)
-	ch := p.Providers["vendor"].Channels["compat"]
-	ch.VerifiedAt, ch.VerifiedBy = first.VerifiedAt, first.VerifiedBy
-	p.Providers["vendor"].Channels["compat"] = ch
-	claimed := probePolicyDir(t, p)
+	dir := probePolicyDir(t, testkit.ProbePolicy("openai", base))
+	out := filepath.Join(dir, "probe-vendor-compat.cue")
+	_, first := probeRun(t, dir, out, exitOK)
+	pistrac(t, "", "check", "-strict", dir).want(t, exitOK)
 
 	s.SetDrops(fakeprovider.Drops(plan.Of(plan.CapMultiChoice, plan.CapStrictTools)))
-	r, second := probeRun(t, claimed, out, exitFail)
+	r, second := probeRun(t, dir, out, exitFail)
 	if !strings.Contains(r.stderr, "regression: vendor/compat drops strict_tools") || strings.Count(r.stderr, "regression") != 1 {
 		t.Errorf("stderr %q: want the one regression, strict_tools", r.stderr)
 	}
-	if !strings.Contains(r.stderr, "verified "+first.VerifiedAt+", by probe") {
+	if !strings.Contains(r.stderr, "(origin overlay:probe-vendor-compat, verified "+first.VerifiedAt+", by probe)") {
 		t.Errorf("stderr %q: want the claim's provenance", r.stderr)
 	}
 	if slices.Contains(second.Preserves, "strict_tools") || len(second.Preserves) != len(first.Preserves)-1 {

@@ -5,21 +5,9 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
-)
 
-// overlayFormat is the overlay file format pistrac probe writes and the
-// policy loader layers, closed: one entry of overlays, whose claims
-// replace a channel's claim wholesale.
-const overlayFormat = `
-overlays: [string]: close({
-	claims: [string]: [string]: close({
-		preserves: [...string]
-		verified_at: =~"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-		verified_by: string
-		evidence?: [string]: string
-	})
-})
-`
+	"github.com/pistra/pistra/schema"
+)
 
 // OverlayClaim is one channel's claim in an overlay.
 type OverlayClaim struct {
@@ -34,8 +22,11 @@ type OverlayClaim struct {
 type Overlays map[string]map[string]map[string]OverlayClaim
 
 // ParseOverlay reads an overlay file with CUE's own parser and evaluator,
-// holds it to the overlay format (nothing else at the top level but its
-// package clause and overlays) and returns its claims.
+// holds it to the schema's #Overlay, the format policies are unified with
+// (with nothing else at the top level but its package clause and
+// overlays), and returns its claims. What the compiler checks beyond the
+// schema (a claim's date, its capabilities, the channel it names) is
+// checked by compiling the overlay with its policy.
 func ParseOverlay(t testing.TB, src []byte) Overlays {
 	t.Helper()
 	ctx := cuecontext.New()
@@ -43,7 +34,11 @@ func ParseOverlay(t testing.TB, src []byte) Overlays {
 	if err := file.Err(); err != nil {
 		t.Fatalf("overlay is not CUE: %v\n%s", err, src)
 	}
-	format := ctx.CompileString("close({"+overlayFormat+"})", cue.Filename("format.cue"))
+	defs := ctx.CompileBytes(schema.PolicyCUE, cue.Filename("policy.cue"))
+	format := ctx.CompileString("close({overlays: [string]: #Overlay})", cue.Filename("format.cue"), cue.Scope(defs))
+	if err := format.Err(); err != nil {
+		t.Fatalf("the schema's #Overlay: %v", err)
+	}
 	v := format.Unify(file)
 	if err := v.Validate(cue.Concrete(true)); err != nil {
 		t.Fatalf("overlay is not of the format: %v\n%s", err, src)

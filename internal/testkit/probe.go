@@ -4,6 +4,9 @@ package testkit
 // credential from.
 const ProbeCredentialEnv = "PISTRA_PROBE_TEST_KEY"
 
+// ProbeKey is the client key of ProbePolicy's one key.
+const ProbeKey = "sk-probe-client"
+
 // ProbePolicy is a policy for probing: one provider, "vendor", at baseURL,
 // reachable only through its provider_compat channel "compat" of dialect,
 // serving "vendor-large" on chat completions and responses (openai) or
@@ -22,6 +25,6 @@ func ProbePolicy(dialect, baseURL string, keeps ...string) Policy {
 				Preserves: Keeps(keeps...), VerifiedAt: "2026-11-20", VerifiedBy: VendorVerifiedBy}},
 		}},
 		Profiles: map[string]Profile{"default": {}},
-		Keys:     []Key{{Name: "probe", Profile: "default", Secret: "sk-probe-client"}},
+		Keys:     []Key{{Name: "probe", Profile: "default", Secret: ProbeKey}},
 	}
 }
