@@ -17,6 +17,7 @@ import (
 	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/server"
 )
 
@@ -98,7 +99,7 @@ func startWithOptions(t *testing.T, f fixture, mod func(*server.Options)) *env {
 		MaxBodyBytes: 1 << 20,
 		Load:         e.loadBundle,
 		LookupEnv:    func(k string) (string, bool) { v, ok := upstreamEnv[k]; return v, ok },
-		Logger:       slog.New(slog.NewJSONHandler(e.logs, nil)),
+		Logger:       slog.New(record.NewJSONHandler(e.logs, nil)),
 		MaxRetryWait: 50 * time.Millisecond,
 	}
 	if mod != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/server"
 )
 
@@ -113,7 +114,7 @@ func run(args []string) error {
 		defer sink.Close()
 		logOut = sink
 	}
-	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: c.logLevel}))
+	log := slog.New(record.NewJSONHandler(logOut, c.logLevel))
 	c.opts.Logger = log
 	c.opts.AdminToken = os.Getenv("PISTRA_ADMIN_TOKEN")
 	c.opts.Load = loader(c.bundle, gen.Graph)

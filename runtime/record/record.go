@@ -147,50 +147,6 @@ func (r *Record) SetOriginHeader(h http.Header) {
 	}
 }
 
-// maxLoggedModel bounds the requested model in a log line: the name is the
-// client's, and a megabyte of it must not become a megabyte of log.
-const maxLoggedModel = 256
-
-// Attrs appends the request log line's fields to attrs. It never logs a
-// credential or a body.
-func (r *Record) Attrs(attrs []slog.Attr, d time.Duration) []slog.Attr {
-	attrs = append(attrs,
-		slog.String("request_id", r.ID),
-		slog.String("route", r.Route),
-		slog.String("model", truncate(r.Model, maxLoggedModel)),
-		slog.Int("status", r.Status),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
-		slog.String("provider", r.ProviderLabel()),
-	)
-	attrs = appendString(attrs, "endpoint", r.Endpoint)
-	attrs = appendString(attrs, "profile", r.Profile)
-	attrs = appendString(attrs, "on_behalf_of", r.OnBehalfOf)
-	if r.Served != nil {
-		attrs = append(attrs, slog.String("upstream_model", r.Served.Model))
-	}
-	attrs = appendString(attrs, "pistra.channel_origin", r.Origin)
-	if r.Lost != 0 {
-		attrs = append(attrs, slog.Any("lost", r.Lost))
-	}
-	if r.Attempts > 0 {
-		attrs = append(attrs, slog.Int("attempts", r.Attempts))
-	}
-	attrs = appendString(attrs, "upstream_request_id", truncate(r.UpstreamRequestID, 128))
-	if r.UsageFrom != meter.SourceNone {
-		u := &r.Usage
-		attrs = append(attrs, slog.String("usage_from", r.UsageFrom.String()),
-			slog.Uint64("input_tokens", u.InputTokens), slog.Uint64("output_tokens", u.OutputTokens))
-		attrs = appendCount(attrs, "cached_input_tokens", u.CachedInputTokens)
-		attrs = appendCount(attrs, "cache_creation_input_tokens", u.CacheCreationInputTokens)
-		attrs = appendCount(attrs, "reasoning_tokens", u.ReasoningTokens)
-	}
-	attrs = appendString(attrs, "code", string(r.Code))
-	if r.Err != nil {
-		attrs = append(attrs, slog.String("error", r.Err.Error()))
-	}
-	return attrs
-}
-
 // Level is the log level of the request line: a warning when the client
 // got a broken answer, not when it left first (its connection is cut only
 // in case it is still half reading).
@@ -199,25 +155,4 @@ func (r *Record) Level() slog.Level {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo
-}
-
-func appendCount(attrs []slog.Attr, k string, n uint64) []slog.Attr {
-	if n == 0 {
-		return attrs
-	}
-	return append(attrs, slog.Uint64(k, n))
-}
-
-func appendString(attrs []slog.Attr, k, v string) []slog.Attr {
-	if v == "" {
-		return attrs
-	}
-	return append(attrs, slog.String(k, v))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..." + strconv.Itoa(len(s)-n) + " more bytes"
 }

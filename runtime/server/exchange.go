@@ -102,8 +102,18 @@ func (s *Server) finish(x *exchange) {
 	if c := x.rec.Served; c != nil && x.rec.Usage.Reported {
 		s.metrics.Tokens(x.rec.Provider, c.Model, &x.rec.Usage)
 	}
+	if s.requests != nil {
+		s.requests.LogRequest(x.rec.Level(), &x.rec, d)
+		return
+	}
 	var attrs [24]slog.Attr
 	s.log.LogAttrs(x.r.Context(), x.rec.Level(), "request", x.rec.Attrs(attrs[:0], d)...)
+}
+
+// requestLogger is a log handler that writes a request's line from its
+// record, sparing slog's per-attribute work.
+type requestLogger interface {
+	LogRequest(level slog.Level, r *record.Record, d time.Duration)
 }
 
 // cutConnection aborts the client's connection, so that a client that

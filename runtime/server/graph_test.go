@@ -9,6 +9,7 @@ import (
 
 	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 )
 
 // testGraph is a hand-built graph: an OpenAI provider serving "gpt" (chat)
@@ -62,7 +63,7 @@ func testOptions(g *plan.Graph, up http.RoundTripper) Options {
 		MaxBodyBytes: 4 << 10,
 		Load:         func() (*plan.Graph, string, error) { return g, "test", nil },
 		LookupEnv:    func(string) (string, bool) { return "", false },
-		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Logger:       slog.New(record.NewJSONHandler(io.Discard, nil)),
 		Upstream:     up,
 	}
 }

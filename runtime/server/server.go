@@ -27,6 +27,7 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/suspend"
 )
@@ -97,12 +98,15 @@ type Options struct {
 
 // Server serves one policy snapshot at a time on two listeners.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
-	metrics *metrics.Metrics
-	scrape  http.Handler
-	proxy   *proxy.Proxy
-	budgets *budget.Gate
+	opts Options
+	log  *slog.Logger
+	// requests writes the request lines when the logger's handler can
+	// write them itself (record.JSONHandler); nil: through log.
+	requests requestLogger
+	metrics  *metrics.Metrics
+	scrape   http.Handler
+	proxy    *proxy.Proxy
+	budgets  *budget.Gate
 	// circuits keeps the providers' breakers across reloads and is their
 	// gate; suspensions is the gate of Options.Suspensions.
 	circuits    *circuit.Set
@@ -134,6 +138,7 @@ type Server struct {
 func New(o Options) (*Server, error) {
 	o = withDefaults(o)
 	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), errs: make(chan error, 2)}
+	s.requests, _ = o.Logger.Handler().(requestLogger)
 	s.scrape = s.metrics.Handler()
 	s.budgets = budget.New(o.Ledger, s.metrics, time.Now)
 	if o.DegradedShare > 0 {
@@ -207,7 +212,7 @@ func withDefaults(o Options) Options {
 		o.LookupEnv = os.LookupEnv
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		o.Logger = slog.New(record.NewJSONHandler(os.Stderr, nil))
 	}
 	if o.Transport == (proxy.TransportOptions{}) {
 		o.Transport = proxy.DefaultTransportOptions
