@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/pistra/pistra/internal/fakeprovider"
 	"github.com/pistra/pistra/internal/testkit"
@@ -136,25 +137,24 @@ func TestTranslateUpstreamErrors(t *testing.T) {
 }
 
 // TestTranslatedStreamCut: an upstream stream that breaks after the status
-// went out ends the client's stream in an error, not a clean end.
+// went out ends the client's stream in the gateway's error, the same code
+// and words a passthrough stream broken so ends in (TestStreamBrokenMidway),
+// naming the provider, in each dialect; not a clean end.
 func TestTranslatedStreamCut(t *testing.T) {
 	e := start(t)
 	e.setFaults(e.anthropic, fakeprovider.Faults{CutAfter: 3})
-	oc, ac := e.openaiClient(keyDefault), e.anthropicClient(keyDefault)
-	s := oc.Chat.Completions.NewStreaming(context.Background(), chatParams("claude-haiku-4-5"))
-	for s.Next() {
-	}
-	if s.Err() == nil {
-		t.Error("the OpenAI client saw a clean end of a cut stream")
+	got := readChatStream(t, e.openaiClient(keyDefault), chatParams("claude-haiku-4-5"))
+	var se *ssestream.StreamError
+	if !errors.As(got.err, &se) || !strings.Contains(se.Message, incompleteCode) ||
+		!strings.Contains(se.Message, `the stream from provider \"up-anthropic\" broke`) {
+		t.Errorf("the OpenAI client's stream ended with %T %v, want a stream error with %s", got.err, got.err, incompleteCode)
 	}
 	e.setFaults(e.openai, fakeprovider.Faults{CutAfter: 2})
-	as := ac.Messages.NewStreaming(context.Background(), messageParams("gpt-4o-mini"))
-	var msg anthropic.Message
-	for as.Next() {
-		_ = msg.Accumulate(as.Current())
-	}
-	if as.Err() == nil {
-		t.Error("the Anthropic client saw a clean end of a cut stream")
+	as := readMessageStream(e.anthropicClient(keyDefault), messageParams("gpt-4o-mini"))
+	var apiErr *anthropic.Error
+	if !errors.As(as.err, &apiErr) || string(apiErr.ErrorCode()) != incompleteCode || apiErr.Type() != "api_error" ||
+		!strings.Contains(apiErr.Error(), `the stream from provider \"up-openai\" broke`) {
+		t.Errorf("the Anthropic client's stream ended with %T %v, want an API error with %s", as.err, as.err, incompleteCode)
 	}
 }
 

@@ -52,10 +52,8 @@ const (
 	// toldByCut: bytes the gateway does not read (compressed, too large
 	// to hold), to which it cannot add an event; not counted as a stream.
 	toldByCut told = iota
-	// toldBySource: the source wrote the client's error event itself
-	// (a translator writes its client's dialect).
-	toldBySource
-	// toldByEvent: end writes the client dialect's error event.
+	// toldByEvent: end writes the client dialect's error event, the same
+	// for a passthrough stream and a translated one.
 	toldByEvent
 )
 
@@ -137,17 +135,21 @@ func (p *Proxy) cut(x *Exchange, up string, e *ending) {
 	res.Cut = true
 	how, why := "ended short", "ended without its terminal event"
 	if !e.short {
-		how, why = "broke", "broke: "+e.broken.Error()
+		// A failed read is the cause the client is told, whatever the
+		// source made of it (a translator adds that the message is short).
+		cause := e.read
+		if cause == nil {
+			cause = e.broken
+		}
+		how, why = "broke", "broke: "+cause.Error()
 	}
 	res.Err = fmt.Errorf("answer from %q %s: %w", up, how, e.broken)
 	if e.told == toldByCut {
 		return
 	}
-	if e.told == toldByEvent {
-		ev := dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamStreamIncomplete,
-			"the stream from provider %q %s", up, why)
-		_ = newClientWriter(x.W, true).write(x.Dialect.AppendStreamError(nil, x.Route, x.RequestID, ev))
-	}
+	ev := dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamStreamIncomplete,
+		"the stream from provider %q %s", up, why)
+	_ = newClientWriter(x.W, true).write(x.Dialect.AppendStreamError(nil, x.Route, x.RequestID, ev))
 	p.Metrics.StreamFailure(up, metrics.StreamIncomplete)
 }
 

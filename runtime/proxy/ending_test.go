@@ -38,7 +38,7 @@ func TestEndingDecisionTable(t *testing.T) {
 	stream := seen{usage: usage, from: meter.SourcePassthrough, told: toldByEvent}
 	withReported := stream
 	withReported.reported = overloaded
-	translated := seen{usage: usage, from: meter.SourceTranslator, told: toldBySource}
+	translated := seen{usage: usage, from: meter.SourceTranslator, told: toldByEvent}
 	unread := seen{told: toldByCut}
 	tests := []struct {
 		name    string
@@ -70,10 +70,15 @@ func TestEndingDecisionTable(t *testing.T) {
 		{name: "stream without its terminal event", e: ending{broken: errNoTerminal, short: true, seen: stream}, verdict: upstreamIncomplete,
 			status: 200, cut: true, err: "ended short: the stream ended without its terminal event", counted: metrics.StreamIncomplete,
 			event: `data: {"error":{"message":"the stream from provider \"up\" ended without its terminal event","type":"server_error","param":null,"code":"upstream_stream_incomplete"}}` + "\n\n"},
-		{name: "translated stream short: the translator told the client", e: ending{broken: translate.ErrIncompleteStream, short: true, seen: translated},
-			verdict: upstreamIncomplete, status: 200, cut: true, err: translate.ErrIncompleteStream.Error(), counted: metrics.StreamIncomplete},
+		{name: "translated stream short: told as a passthrough one", e: ending{broken: translate.ErrIncompleteStream, short: true, seen: translated},
+			verdict: upstreamIncomplete, status: 200, cut: true, err: translate.ErrIncompleteStream.Error(), counted: metrics.StreamIncomplete,
+			event: `data: {"error":{"message":"the stream from provider \"up\" ended without its terminal event","type":"server_error","param":null,"code":"upstream_stream_incomplete"}}` + "\n\n"},
+		{name: "translated stream broke: the read failure told", e: ending{read: reset, broken: errors.Join(reset, translate.ErrIncompleteStream), seen: translated},
+			verdict: upstreamBroke, status: 200, cut: true, err: translate.ErrIncompleteStream.Error(), counted: metrics.StreamIncomplete,
+			event: `data: {"error":{"message":"the stream from provider \"up\" broke: connection reset","type":"server_error","param":null,"code":"upstream_stream_incomplete"}}` + "\n\n"},
 		{name: "translated stream unreadable", e: ending{broken: translate.ErrUpstreamEvent, seen: translated},
-			verdict: upstreamBroke, status: 200, cut: true, err: translate.ErrUpstreamEvent.Error(), counted: metrics.StreamIncomplete},
+			verdict: upstreamBroke, status: 200, cut: true, err: translate.ErrUpstreamEvent.Error(), counted: metrics.StreamIncomplete,
+			event: `data: {"error":{"message":"the stream from provider \"up\" broke: translate: malformed upstream stream event","type":"server_error","param":null,"code":"upstream_stream_incomplete"}}` + "\n\n"},
 		{name: "unread body broke: the cut alone", e: ending{read: reset, broken: reset, seen: unread}, verdict: upstreamBroke,
 			status: 200, cut: true, err: "broke: connection reset"},
 	}

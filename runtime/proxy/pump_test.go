@@ -57,6 +57,7 @@ func TestPumpFacts(t *testing.T) {
 		read   bool   // a read failed
 		short  bool
 		want   string // what the client got; "" when it is all the body
+		absent string // what the client must not get from the pump
 	}{
 		{name: "held whole", src: pass(`{"id":1}`), want: `{"id":1}`},
 		{name: "held start, then the rest", src: pass("ab"), body: &parts{parts: []string{"cd", "ef"}}, want: "abcdef"},
@@ -65,10 +66,12 @@ func TestPumpFacts(t *testing.T) {
 		{name: "stream without its terminal event", src: stream, body: &parts{parts: oaiChunks[:4]}, broken: errNoTerminal, short: true},
 		{name: "stream breaks", src: stream, body: &parts{parts: oaiChunks[:2], err: reset}, broken: reset, read: true},
 		{name: "translated whole", src: xlat, body: &parts{parts: antEvents}, want: "data: [DONE]"},
+		// The error event of a broken translated stream is the ending's to
+		// write, as for a passthrough one: the translator writes none.
 		{name: "translated short", src: xlat, body: &parts{parts: antEvents[:4]}, broken: translate.ErrIncompleteStream, short: true,
-			want: `data: {"error":`},
+			want: `"content":"Hel"`, absent: `"error"`},
 		{name: "translated breaks mid-message", src: xlat, body: &parts{parts: antEvents[:4], err: reset},
-			broken: translate.ErrIncompleteStream, read: true, want: `data: {"error":`},
+			broken: translate.ErrIncompleteStream, read: true, want: `"content":"Hel"`, absent: `"error"`},
 		{name: "translated breaks once the message is done", src: xlat, body: &parts{parts: antEvents[:7], err: reset},
 			read: true, want: "data: [DONE]"},
 	}
@@ -94,6 +97,9 @@ func TestPumpFacts(t *testing.T) {
 				t.Errorf("client got %q, want the body %q", got.String(), all.String())
 			case tt.want != "" && !strings.Contains(got.String(), tt.want):
 				t.Errorf("client got %q, want %q in it", got.String(), tt.want)
+			}
+			if tt.absent != "" && strings.Contains(got.String(), tt.absent) {
+				t.Errorf("client got %q, want no %q in it", got.String(), tt.absent)
 			}
 		})
 	}

@@ -91,9 +91,9 @@ func (p *Proxy) deliverJSON(x *Exchange, a *attempt, status int, body []byte, re
 var jsonType = []string{"application/json"}
 
 // relayTranslatedStream translates an event stream as it arrives. An
-// upstream that breaks, ends early or sends what cannot be translated has
-// had the client sent its dialect's error event by the translator; the
-// connection is then cut, as on the passthrough path.
+// upstream that breaks, ends early or sends what cannot be translated is
+// told to the client by the ending, with the same error event as on the
+// passthrough path, and the connection is then cut.
 func (p *Proxy) relayTranslatedStream(x *Exchange, a *attempt) {
 	h := translatedHeaders(x, a)
 	h["Content-Type"] = eventStreamType
@@ -161,7 +161,7 @@ func (t *xlatSource) next(p []byte) ([]byte, error) {
 }
 
 // end closes the translator, which writes the final frames or, for a
-// stream that stopped before its message finished, an error frame.
+// stream that stopped before its message finished, says so.
 func (t *xlatSource) end(readErr error) ([]byte, error) {
 	t.frames = t.frames[:0]
 	err := t.s.Close()
@@ -172,5 +172,5 @@ func (t *xlatSource) end(readErr error) ([]byte, error) {
 }
 
 func (t *xlatSource) seen() seen {
-	return seen{usage: t.s.Usage(), from: meter.SourceTranslator, reported: t.s.UpstreamError(), told: toldBySource}
+	return seen{usage: t.s.Usage(), from: meter.SourceTranslator, reported: t.s.UpstreamError(), told: toldByEvent}
 }

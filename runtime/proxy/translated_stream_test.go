@@ -119,32 +119,129 @@ func TestTranslatedStreamToAnthropicClient(t *testing.T) {
 	}
 }
 
-// TestTranslatedStreamBreaks: an upstream that stops early, or whose body
-// fails, leaves the client an error event and a cut connection.
+// TestTranslatedStreamBreaks: an upstream that stops early, whose body
+// fails, or that sends an event that cannot be translated, leaves the
+// client one error event, the gateway's (upstream_stream_incomplete, naming
+// the provider) in its own dialect, after the frames translated so far, and
+// a cut connection.
 func TestTranslatedStreamBreaks(t *testing.T) {
-	body := `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	chat := `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	messages := `{"model":"public","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	reset := errors.New("connection reset")
+	garbled := "event: content_block_delta\ndata: {nope}\n\n"
 	tests := []struct {
-		name  string
-		reply testkit.Reply
+		name    string
+		route   plan.Route
+		body    string
+		cand    plan.Candidate
+		host    string
+		reply   testkit.Reply
+		wantErr error
+		frame   string // how the client's last frame starts
+		message string // the error's message in it
 	}{
-		{"ends before message_stop", testkit.SSE(antEvents[:4]...)},
-		{"read fails", testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Parts: antEvents[:4],
-			ReadErr: errors.New("connection reset")}},
+		{"ends before message_stop", plan.RouteChatCompletions, chat, toAnt, "ant.test", testkit.SSE(antEvents[:4]...),
+			translate.ErrIncompleteStream, `data: {"error":`, `the stream from provider \"ant\" ended without its terminal event`},
+		{"read fails", plan.RouteChatCompletions, chat, toAnt, "ant.test", brokenSSE(antEvents[:4], reset),
+			translate.ErrIncompleteStream, `data: {"error":`, `the stream from provider \"ant\" broke: connection reset`},
+		{"an event that cannot be translated", plan.RouteChatCompletions, chat, toAnt, "ant.test",
+			testkit.SSE(append(append([]string(nil), antEvents[:4]...), garbled)...),
+			translate.ErrUpstreamEvent, `data: {"error":`, `the stream from provider \"ant\" broke: translate: malformed upstream stream event`},
+		{"ends before finish_reason, to an Anthropic client", plan.RouteMessages, messages, toOAI, "oai.test", testkit.SSE(oaiChunks[:2]...),
+			translate.ErrIncompleteStream, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"",
+			`the stream from provider \"oai\" ended without its terminal event`},
+		{"read fails, to an Anthropic client", plan.RouteMessages, messages, toOAI, "oai.test", brokenSSE(oaiChunks[:2], reset),
+			translate.ErrIncompleteStream, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"",
+			`the stream from provider \"oai\" broke: connection reset`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := testkit.NewUpstream(map[string][]testkit.Reply{"ant.test": {tt.reply}})
-			res, w := call{route: plan.RouteChatCompletions, body: body, cands: []plan.Candidate{toAnt}}.serve(t, up)
-			if res.Status != 200 || !res.Cut || !errors.Is(res.Err, translate.ErrIncompleteStream) {
+			up := testkit.NewUpstream(map[string][]testkit.Reply{tt.host: {tt.reply}})
+			res, w := call{route: tt.route, body: tt.body, cands: []plan.Candidate{tt.cand}}.serve(t, up)
+			if res.Status != 200 || !res.Cut || !errors.Is(res.Err, tt.wantErr) {
 				t.Fatalf("result %+v", res)
 			}
-			data, _ := sseData(t, w.Body.String())
-			if last := data[len(data)-1]; !strings.HasPrefix(last, `{"error":`) {
-				t.Errorf("last frame %s", last)
+			frames := sseFrames(w.Body.String())
+			last := frames[len(frames)-1]
+			if !strings.HasPrefix(last, tt.frame) || !strings.Contains(last, `upstream_stream_incomplete"`) ||
+				!strings.Contains(last, tt.message) {
+				t.Errorf("last frame %s, want one starting %s with the code and %s", last, tt.frame, tt.message)
+			}
+			n := 0
+			for _, f := range frames {
+				if strings.HasPrefix(f, tt.frame) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d error frames, want 1:\n%s", n, w.Body)
+			}
+			if len(frames) < 2 {
+				t.Errorf("the frames translated before the break are missing:\n%s", w.Body)
 			}
 		})
 	}
 }
+
+// TestTranslatedAndPassthroughStreamsBreakAlike: a stream broken the same
+// way ends for the client with the same error event whether it was
+// translated or passed through, in either client dialect: the provider's
+// name is all that differs.
+func TestTranslatedAndPassthroughStreamsBreakAlike(t *testing.T) {
+	chat := `{"model":"public","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	messages := `{"model":"public","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	type side struct {
+		cand  plan.Candidate
+		host  string
+		parts []string // the upstream's stream up to the break
+	}
+	clients := []struct {
+		name               string
+		route              plan.Route
+		body               string
+		passed, translated side
+	}{
+		{"OpenAI client", plan.RouteChatCompletions, chat, side{oaiSame, "oai.test", oaiChunks[:2]}, side{toAnt, "ant.test", antEvents[:4]}},
+		{"Anthropic client", plan.RouteMessages, messages, side{antSame, "ant.test", antEvents[:4]}, side{toOAI, "oai.test", oaiChunks[:2]}},
+	}
+	breaks := map[string]func(parts []string) testkit.Reply{
+		"ends short": func(parts []string) testkit.Reply { return testkit.SSE(parts...) },
+		"read fails": func(parts []string) testkit.Reply { return brokenSSE(parts, errors.New("connection reset")) },
+	}
+	for _, c := range clients {
+		for how, reply := range breaks {
+			t.Run(c.name+", "+how, func(t *testing.T) {
+				var got [2]string
+				for i, s := range []side{c.passed, c.translated} {
+					up := testkit.NewUpstream(map[string][]testkit.Reply{s.host: {reply(s.parts)}})
+					res, w := call{route: c.route, body: c.body, cands: []plan.Candidate{s.cand}}.serve(t, up)
+					if !res.Cut {
+						t.Fatalf("%s: result %+v", s.host, res)
+					}
+					frames := sseFrames(w.Body.String())
+					name := upstreamName(s.cand)
+					got[i] = strings.ReplaceAll(frames[len(frames)-1], `\"`+name+`\"`, `\"PROVIDER\"`)
+				}
+				if got[0] != got[1] || !strings.Contains(got[0], `upstream_stream_incomplete"`) || !strings.Contains(got[0], `\"PROVIDER\"`) {
+					t.Errorf("passthrough ended with\n%s\ntranslated with\n%s\nwant the same upstream_stream_incomplete event", got[0], got[1])
+				}
+			})
+		}
+	}
+}
+
+// brokenSSE is an event stream whose body fails after parts.
+func brokenSSE(parts []string, err error) testkit.Reply {
+	return testkit.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Parts: parts, ReadErr: err}
+}
+
+// sseFrames splits an SSE body into its frames, without their blank line.
+func sseFrames(body string) []string {
+	return strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+}
+
+// upstreamName is the name of the test provider serving c.
+func upstreamName(c plan.Candidate) string { return translationProviders()[c.Provider].Name }
 
 // TestTranslatedStreamUpstreamErrorEvent: an error event the upstream sends
 // mid-stream reaches the client as its dialect's error frame, the stream

@@ -74,11 +74,8 @@ func (s *openAIToAnthropicStream) stopSeqIf(seq *string) []byte {
 	return s.stopSeq
 }
 
-func (s *openAIToAnthropicStream) appendGatewayError(message string) {
-	s.appendError("api_error", message)
-}
-
-// appendError writes an Anthropic error event and ends the stream.
+// appendError writes the upstream's error event as an Anthropic error
+// event and ends the stream.
 func (s *openAIToAnthropicStream) appendError(typ, message string) {
 	s.beginEvent("error")
 	s.out = append(s.out, anthropicErrorBody(typ, message)...)

@@ -246,10 +246,9 @@ func (s *anthropicToOpenAIStream) appendFinal() {
 	s.state = done
 }
 
-func (s *anthropicToOpenAIStream) appendGatewayError(message string) { s.appendError(message, "") }
-
-// appendError writes an OpenAI error chunk and ends the stream. antType is
-// the upstream's error type, empty for a failure of the stream itself.
+// appendError writes the upstream's error event as an OpenAI error chunk
+// and ends the stream. antType is the upstream's error type, which may be
+// empty.
 func (s *anthropicToOpenAIStream) appendError(message, antType string) {
 	s.out = append(s.out, "data: "...)
 	s.out = append(s.out, openAIErrorBody(message, cmp.Or(antType, "api_error"), antType)...)

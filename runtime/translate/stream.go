@@ -14,13 +14,15 @@ const (
 	awaitingStart streamState = iota // nothing translated yet
 	streaming                        // the message is open
 	finishing                        // the stop reason is known; final frames owed
-	done                             // final or error frames written; input ignored
+	done                             // ended (final or upstream error frames, or failed); input ignored
 )
 
 // streamCore is what both stream translators share: the upstream SSE
 // reader, the client frames not yet written, where the message is, and how
-// a stream ends. A pair embeds it and supplies its own events, final frames
-// and error frame through pairFrames.
+// a stream ends. A pair embeds it and supplies its own events and final
+// frames through pairFrames. A stream that cannot end whole writes no error
+// frame of its own: it says why, and the relay tells the client (one event
+// for translated and passthrough streams alike).
 type streamCore struct {
 	w      io.Writer
 	sse    sse.Reader
@@ -45,9 +47,6 @@ type pairFrames interface {
 	sse.Handler
 	// appendFinal writes the frames that end a finished message.
 	appendFinal()
-	// appendGatewayError writes the client dialect's error frame for a
-	// stream the gateway has to end, and ends it.
-	appendGatewayError(message string)
 }
 
 // Write feeds upstream bytes to the pair and writes what they translate to,
@@ -63,7 +62,7 @@ func (c *streamCore) Write(p []byte) (int, error) {
 }
 
 // Close ends the client stream: the final frames when the message
-// finished, else an error frame and ErrIncompleteStream.
+// finished, else ErrIncompleteStream, with nothing written.
 func (c *streamCore) Close() error {
 	if c.state != done {
 		// A last event cut off mid-JSON is what an early end looks like, so
@@ -77,19 +76,20 @@ func (c *streamCore) Close() error {
 		c.frames.appendFinal()
 		return c.flush()
 	}
-	c.frames.appendGatewayError(ErrIncompleteStream.Error())
+	c.state = done
 	if err := c.flush(); err != nil {
 		return err
 	}
 	return ErrIncompleteStream
 }
 
-// fail reports a malformed upstream to the client and ends the stream.
+// fail ends the stream at a malformed upstream event, after the frames
+// translated before it.
 func (c *streamCore) fail(cause error) error {
 	if c.state == done {
 		return c.flush() // the stream already ended; trailing bytes do not matter
 	}
-	c.frames.appendGatewayError(ErrUpstreamEvent.Error())
+	c.state = done
 	if err := c.flush(); err != nil {
 		return err
 	}

@@ -73,14 +73,16 @@ type Options struct {
 // call to the client writer carries whole SSE frames, and Write and Close call
 // it at most once each, so the caller flushes after every client write.
 //
-// When Write returns an error the client has already been sent an error
-// event and later input is ignored; Close is then a no-op.
+// When Write returns an error the stream has ended short of its message,
+// with no error event written (the caller tells the client), and later
+// input is ignored; Close is then a no-op.
 type Stream interface {
 	// Write consumes upstream bytes.
 	Write(p []byte) (int, error)
 	// Close marks the end of the upstream. It emits the final frames if the
-	// upstream finished but they are still owed, or an error event and
-	// ErrIncompleteStream if the upstream stopped before finishing.
+	// upstream finished but they are still owed, or returns
+	// ErrIncompleteStream, writing nothing more, if the upstream stopped
+	// before finishing.
 	Close() error
 	// Usage is the usage parsed so far; final after Close.
 	Usage() meter.Usage
@@ -91,7 +93,7 @@ type Stream interface {
 }
 
 // ErrIncompleteStream reports an upstream stream that ended before it
-// finished its message. The client has been sent an error event.
+// finished its message. No error event has been written for it.
 var ErrIncompleteStream = errors.New("translate: upstream stream ended before the message finished")
 
 // ErrUpstreamReported marks an error the upstream itself sent inside a
@@ -99,7 +101,7 @@ var ErrIncompleteStream = errors.New("translate: upstream stream ended before th
 var ErrUpstreamReported = errors.New("translate: upstream reported an error mid-stream")
 
 // ErrUpstreamEvent reports an upstream stream event that could not be
-// understood. The client has been sent an error event.
+// understood. No error event has been written for it.
 var ErrUpstreamEvent = errors.New("translate: malformed upstream stream event")
 
 var (
