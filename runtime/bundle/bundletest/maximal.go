@@ -133,6 +133,7 @@ func openAI() plan.Provider {
 		TimeoutMS:   30_000,
 		Failover:    plan.Failover{To: []int{1}, On: []plan.FailureClass{plan.Failure5xx, plan.FailureTimeout}},
 		Circuit:     &plan.Circuit{Failures: 5, CoolDownMS: 30_000, HalfOpenProbes: 2},
+		UsageAPI:    &plan.UsageAPI{KeyID: "key_abc123", WorkspaceID: "wrkspc_01"},
 		StreamUsage: true,
 	}
 }
