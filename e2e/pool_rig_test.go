@@ -19,6 +19,7 @@ import (
 	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/internal/testkit/dnstest"
 	"github.com/pistra/pistra/internal/testkit/sdkclient"
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 // The pool tests' names: the pool's DNS name and its subset's, poolReply by
@@ -128,24 +129,30 @@ func portOf(hostport string) string {
 	return port
 }
 
-// poolDaemon compiles p into a bundle and runs pistrad on it, resolving
-// pool names at dns and re-resolving at least every maxTTL.
-func poolDaemon(t *testing.T, bin string, p testkit.Policy, dns *dnstest.Server, maxTTL time.Duration) *daemon {
+// poolPlan compiles p.
+func poolPlan(t *testing.T, p testkit.Policy) *plan.Graph {
 	t.Helper()
-	dir := t.TempDir()
-	bundlePath := filepath.Join(dir, "bundle.json")
-	b, err := json.Marshal(compilePolicy(t, policy{Fixture: func(policy) testkit.Policy { return p }}))
+	return compilePolicy(t, policy{Fixture: func(policy) testkit.Policy { return p }})
+}
+
+// poolDaemon runs pistrad on g, with env, resolving pool names at dns and
+// re-resolving at least every maxTTL.
+func poolDaemon(t *testing.T, bin string, g *plan.Graph, dns *dnstest.Server, maxTTL time.Duration, env ...string) *daemon {
+	t.Helper()
+	bundlePath := filepath.Join(t.TempDir(), "bundle.json")
+	b, err := json.Marshal(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(bundlePath, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemon(t, bin, []string{"PISTRA_ADMIN_TOKEN=" + adminToken, envOpenAI + "=" + secretOpenAI}, "-bundle", bundlePath,
+	env = append(env, "PISTRA_ADMIN_TOKEN="+adminToken, envOpenAI+"="+secretOpenAI)
+	d := startDaemon(t, bin, env, "-bundle", bundlePath,
 		"-pool-dns-server", dns.Addr(), "-pool-min-ttl", "50ms", "-pool-max-ttl", maxTTL.String())
 	t.Cleanup(func() {
 		logs := d.logs.String()
-		if strings.Contains(logs, secretOpenAI) || strings.Contains(logs, keyDefault) || strings.Contains(logs, keyBatch) {
+		if strings.Contains(logs, secretOpenAI) || strings.Contains(logs, secretBackup) || strings.Contains(logs, keyDefault) || strings.Contains(logs, keyBatch) {
 			t.Errorf("a secret appears in the daemon's logs")
 		}
 		if t.Failed() {

@@ -32,7 +32,7 @@ func testPoolDNS(t *testing.T, bin string) {
 	dnsSrv := dnstest.Start(t)
 	dnsSrv.Set(t, poolName, time.Hour, ips(0, 1)...)
 	dnsSrv.Set(t, subsetName, time.Hour, ips(1)...)
-	d := poolDaemon(t, bin, poolPolicy(testkit.Pool{DNS: poolName + ":" + m.port}), dnsSrv, 300*time.Millisecond)
+	d := poolDaemon(t, bin, poolPlan(t, poolPolicy(testkit.Pool{DNS: poolName + ":" + m.port})), dnsSrv, 300*time.Millisecond)
 
 	sent := 0 // requests, each one pick
 	serve := func(key string) string { sent++; return d.mustServe(t, key, "llama").endpoint }
@@ -95,7 +95,7 @@ func testPoolPicker(t *testing.T, bin string) {
 	m, dnsSrv := pickerMembers(t)
 	picker := fakepicker.Start(t, fakepicker.Options{})
 	pl := testkit.Pool{DNS: poolName + ":" + m.port, Picker: picker.Addr(), PickerPlaintext: true, PickerTimeout: "400ms"}
-	d := poolDaemon(t, bin, poolPolicy(pl), dnsSrv, time.Minute)
+	d := poolDaemon(t, bin, poolPlan(t, poolPolicy(pl)), dnsSrv, time.Minute)
 	down := "127.0.0.6:" + m.port
 
 	t.Run("pick a member", func(t *testing.T) {

@@ -23,10 +23,16 @@ import (
 // buildPistrad compiles cmd/pistrad into a temporary directory.
 func buildPistrad(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pistrad")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/pistrad").CombinedOutput()
+	return buildCommand(t, "pistrad")
+}
+
+// buildCommand compiles cmd/name into a temporary directory.
+func buildCommand(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/"+name).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build ./cmd/pistrad: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, out)
 	}
 	return bin
 }
