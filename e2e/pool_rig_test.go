@@ -213,9 +213,15 @@ func (d *daemon) scrape(t *testing.T) string {
 // picks is pistra_pool_picks_total for provider and outcome, as scraped.
 func (d *daemon) picks(t *testing.T, provider, outcome string) string {
 	t.Helper()
-	prefix := fmt.Sprintf(`pistra_pool_picks_total{outcome=%q,provider=%q} `, outcome, provider)
+	return d.sample(t, fmt.Sprintf(`pistra_pool_picks_total{outcome=%q,provider=%q}`, outcome, provider))
+}
+
+// sample is the value of one series (name{labels} as Prometheus writes
+// it) in the daemon's /metrics, "0" when absent.
+func (d *daemon) sample(t *testing.T, series string) string {
+	t.Helper()
 	for _, l := range strings.Split(d.scrape(t), "\n") {
-		if v, ok := strings.CutPrefix(l, prefix); ok {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
 			return v
 		}
 	}

@@ -69,6 +69,13 @@ func testPoolDNS(t *testing.T, bin string) {
 	waitFor(t, "the failure logged", func() bool {
 		return strings.Contains(d.logs.String(), "pool member set not resolved; the last good set is kept")
 	})
+	waitFor(t, "the members' age past a TTL", func() bool {
+		age, _ := strconv.ParseFloat(d.sample(t, `pistra_pool_members_age_seconds{provider="gpus",subset=""}`), 64)
+		return age > 0.6
+	})
+	if v := d.sample(t, `pistra_pool_members{provider="gpus",subset=""}`); v != "2" {
+		t.Errorf("pistra_pool_members %s after a failed resolution, want the last set's 2", v)
+	}
 	seen = map[string]int{}
 	for range 4 {
 		seen[serve(keyDefault)]++
