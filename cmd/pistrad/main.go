@@ -30,6 +30,7 @@ import (
 	"github.com/pistra/pistra/runtime/ledger"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
+	"github.com/pistra/pistra/runtime/pool/extproc"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/server"
@@ -96,7 +97,7 @@ func parseFlags(args []string) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	c.opts.PoolOptions.Picker = dialPicker
+	c.opts.PoolOptions.Picker = extproc.DialPool
 	if p := c.opts.PoolOptions; p.MinTTL <= 0 || p.MaxTTL < p.MinTTL {
 		return c, fmt.Errorf("-pool-min-ttl %s and -pool-max-ttl %s: want 0 < min <= max", p.MinTTL, p.MaxTTL)
 	}

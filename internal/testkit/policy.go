@@ -13,6 +13,7 @@ import (
 // every member into maps, so order is not part of a policy.
 type Policy struct {
 	Providers   map[string]Provider
+	Pools       map[string]Pool
 	Primary     map[string]string // public name → provider
 	AccessRules []Rule            // deployment-wide
 	Profiles    map[string]Profile
@@ -22,7 +23,8 @@ type Policy struct {
 
 // Provider is one entry of providers.
 type Provider struct {
-	BaseURL       string             `json:"base_url"`
+	BaseURL       string             `json:"base_url,omitempty"`
+	Pool          string             `json:"pool,omitempty"` // instead of BaseURL
 	CredentialEnv string             `json:"credential_env,omitempty"`
 	Auth          string             `json:"auth,omitempty"`
 	Headers       map[string]string  `json:"headers,omitempty"`
@@ -42,6 +44,21 @@ type Provider struct {
 type UsageAPI struct {
 	KeyID       string `json:"key_id,omitempty"`
 	WorkspaceID string `json:"workspace_id,omitempty"`
+}
+
+// Pool is one entry of pools.
+type Pool struct {
+	DNS             string            `json:"dns"`
+	Picker          string            `json:"picker,omitempty"`
+	PickerPlaintext bool              `json:"picker_plaintext,omitempty"`
+	PickerTimeout   string            `json:"picker_timeout,omitempty"`
+	PickerFailure   string            `json:"picker_failure,omitempty"`
+	Subsets         map[string]Subset `json:"subsets,omitempty"`
+}
+
+// Subset is one entry of a pool's subsets.
+type Subset struct {
+	DNS string `json:"dns"`
 }
 
 // TLS is a provider's tls block: files, never inlined certificates.
@@ -105,6 +122,7 @@ type Profile struct {
 	OnFidelityLoss string   `json:"on_fidelity_loss,omitempty"`
 	AccessRules    []Rule   `json:"access_rules,omitempty"`
 	Budgets        []string `json:"budgets,omitempty"`
+	PoolSubset     string   `json:"pool_subset,omitempty"`
 }
 
 // Rule is an access rule, deployment-wide or a profile's.
@@ -158,6 +176,7 @@ func (p Policy) Source() []byte {
 		set   bool
 	}{
 		{"providers", p.Providers, true},
+		{"pools", p.Pools, len(p.Pools) > 0},
 		{"primary", p.Primary, len(p.Primary) > 0},
 		{"access_rules", p.AccessRules, len(p.AccessRules) > 0},
 		{"profiles", p.Profiles, len(p.Profiles) > 0},

@@ -2,11 +2,17 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/pistra/pistra/internal/testkit/dnstest"
+	"github.com/pistra/pistra/internal/testkit/fakepicker"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/pool"
+	"github.com/pistra/pistra/runtime/pool/extproc"
 )
 
 // BenchmarkInference is the gateway's own per-request cost on the JSON
@@ -57,6 +63,44 @@ func BenchmarkInferencePooled(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchInference(b, s)
+}
+
+// BenchmarkInferencePoolRoundRobin is BenchmarkInference with the provider
+// a pool of three members named by a real DNS server on loopback, the real
+// pool.Set spreading requests over them in turn: the pooled request's cost
+// over BenchmarkInference's plain one, in the same run.
+func BenchmarkInferencePoolRoundRobin(b *testing.B) {
+	benchInference(b, pooledServer(b, ""))
+}
+
+// BenchmarkInferencePoolPicker is BenchmarkInferencePoolRoundRobin with a
+// real ext_proc picker on loopback (plaintext gRPC, the light reference
+// picker's answers) naming the member: one Process stream per request.
+// The picker runs in this process, so its own CPU and allocations are in
+// the figures too.
+func BenchmarkInferencePoolPicker(b *testing.B) {
+	p := fakepicker.Start(b, fakepicker.Options{Light: true,
+		Script: fakepicker.RoundRobin("127.0.0.2:8000", "127.0.0.3:8000", "127.0.0.4:8000")})
+	benchInference(b, pooledServer(b, p.Addr()))
+}
+
+// pooledServer serves testGraph with its provider a pool of 127.0.0.2-.4
+// on port 8000, picked by picker (an address, or "" for round robin).
+func pooledServer(b *testing.B, picker string) *Server {
+	dns := dnstest.Start(b)
+	dns.Set(b, "gpus.test", time.Minute, "127.0.0.2", "127.0.0.3", "127.0.0.4")
+	g := testGraph()
+	g.Pools = []plan.Pool{{Name: "gpus", DNS: "gpus.test:8000", Scheme: "http", Picker: picker,
+		PickerPlaintext: picker != "", PickerFailure: plan.PickerFailClosed}}
+	g.Providers[0].BaseURL, g.Providers[0].Pool = "", 0
+	o := testOptions(g, okUpstream().Unrecorded())
+	o.PoolOptions = pool.Options{Resolver: dns.Addr(), MinTTL: time.Second, MaxTTL: time.Minute, Picker: extproc.DialPool}
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Shutdown(context.Background()) })
+	return s
 }
 
 func benchInference(b *testing.B, s *Server) {

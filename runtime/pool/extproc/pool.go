@@ -1,4 +1,4 @@
-package main
+package extproc
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
-	"github.com/pistra/pistra/runtime/pool/extproc"
 )
 
-// dialPicker connects a pool to its endpoint picker over ext_proc, as
-// the pool's policy says (its CA, or plaintext).
-func dialPicker(p *plan.Pool) (pool.Picker, error) {
-	c, err := extproc.Dial(p.Picker, extproc.Options{CAFile: p.PickerCAFile, Plaintext: p.PickerPlaintext})
+// DialPool connects a pool to its endpoint picker, as the pool's policy
+// says (its CA, or plaintext), in the shape package pool dials pickers
+// (pool.Dial): pistrad's, and the benchmarks' that measure it.
+func DialPool(p *plan.Pool) (pool.Picker, error) {
+	c, err := Dial(p.Picker, Options{CAFile: p.PickerCAFile, Plaintext: p.PickerPlaintext})
 	if err != nil {
 		return nil, err
 	}
@@ -20,11 +20,11 @@ func dialPicker(p *plan.Pool) (pool.Picker, error) {
 }
 
 // picker is the ext_proc client in the shape the pool package asks for.
-type picker struct{ c *extproc.Client }
+type picker struct{ c *Client }
 
 func (p picker) Pick(ctx context.Context, q pool.Query) (*pool.Answer, error) {
-	a, err := p.c.Pick(ctx, extproc.Query(q))
-	if im, ok := errors.AsType[*extproc.ImmediateError](err); ok {
+	a, err := p.c.Pick(ctx, Query(q))
+	if im, ok := errors.AsType[*ImmediateError](err); ok {
 		return nil, &pool.Immediate{Status: im.Status, Body: string(im.Body)}
 	}
 	if err != nil {
