@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Dialect is the API a server speaks.
@@ -55,6 +56,15 @@ type Options struct {
 	// key, as a trust-domain pool behind mutual TLS does: a call must come
 	// through ListenTLS with a verified certificate, and Key is not read.
 	CertAuth bool
+	// AdminKey is the admin key the usage APIs take (usage_report.go);
+	// without one they refuse every call.
+	AdminKey string
+	// Report bends what the usage APIs report from the start; SetReport
+	// changes it.
+	Report Report
+	// Now is the clock the ledger bills by and the usage APIs report by;
+	// nil is the system clock.
+	Now func() time.Time
 	// Chaos, when its Rate is set, spoils a share of the calls with a
 	// fault drawn for each, in place of Faults (whose ChunkDelay still
 	// paces them); the other calls keep Faults. SetChaos changes it.
@@ -79,6 +89,10 @@ type Server struct {
 	calls    atomic.Int64
 	ids      atomic.Uint64
 	idSeed   uint64
+	adminKey []byte
+	ledger   ledger
+	report   atomic.Pointer[Report]
+	now      func() time.Time
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -91,7 +105,14 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Faults.Validate(); err != nil {
 		return nil, fmt.Errorf("fakeprovider: %w", err)
 	}
-	s := &Server{dialect: opts.Dialect, key: []byte(opts.Key), models: opts.Models, certAuth: opts.CertAuth}
+	s := &Server{dialect: opts.Dialect, key: []byte(opts.Key), models: opts.Models, certAuth: opts.CertAuth,
+		adminKey: []byte(opts.AdminKey), now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.SetReport(opts.Report); err != nil {
+		return nil, fmt.Errorf("fakeprovider: %w", err)
+	}
 	if len(s.models) == 0 {
 		s.models = defaultModels[opts.Dialect]
 	}
@@ -161,6 +182,9 @@ type exchange struct {
 	drops     Drops
 	// compat marks a call to an Anthropic server's OpenAI-compatible layer.
 	compat bool
+	// keyID is the id of the key the call was authorized with, which the
+	// ledger bills.
+	keyID string
 }
 
 // wire is the dialect the call is answered in.
@@ -180,6 +204,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{s: s, w: w, r: r, requestID: s.newID("req_"),
 		compat: s.dialect == DialectAnthropic && r.URL.Path == openAICompatPath}
 	s.setResponseHeaders(w.Header(), x.requestID)
+	if s.usageAPI(r.URL.Path) {
+		// The admin side: neither recorded nor counted, and no faults,
+		// which are the traffic's.
+		x.serveUsageAPI()
+		return
+	}
 	buf := getBuffer()
 	defer putBuffer(buf)
 	tooLarge := x.readBody(buf)
@@ -318,6 +348,7 @@ func (x *exchange) authorized() bool {
 		case !x.s.keyMatches(bearer):
 			x.fail(&apiError{status: http.StatusUnauthorized, message: "Incorrect API key provided."})
 		default:
+			x.keyID = KeyID(x.s.dialect, bearer)
 			return true
 		}
 		return false
@@ -334,6 +365,7 @@ func (x *exchange) authorized() bool {
 	case !x.compat && h.Get("Anthropic-Version") == "":
 		x.fail(badRequest("anthropic-version: header is required", ""))
 	default:
+		x.keyID = KeyID(x.s.dialect, key)
 		return true
 	}
 	return false
