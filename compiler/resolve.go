@@ -261,6 +261,7 @@ func (c *compiler) buildProvider(name string, p srcProvider, res map[string]stri
 		}
 	}
 	out.Headers, out.Query = pairs(p.Headers), pairs(p.Query)
+	out.UsageAPI = buildUsageAPI(p.UsageAPI)
 	if t := p.TLS; t != nil {
 		out.TLS = &plan.TLS{CAFile: deref(t.CAFile), CertFile: deref(t.CertFile), KeyFile: deref(t.KeyFile), ServerName: deref(t.ServerName)}
 	}

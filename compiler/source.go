@@ -42,6 +42,7 @@ type srcProvider struct {
 	Failover      *srcFailover          `json:"failover"`
 	Circuit       *srcCircuit           `json:"circuit"`
 	StreamUsage   bool                  `json:"stream_usage"`
+	UsageAPI      *srcUsageAPI          `json:"usage_api"`
 }
 
 type srcModel struct {
