@@ -136,8 +136,8 @@ func (w *world) traffic() {
 
 func (w *world) providers(pageSize int) []Provider {
 	return []Provider{
-		{Name: "openai", API: "openai", Tolerance: 0.01, Source: &OpenAI{BaseURL: w.oBase, AdminKey: adminKey, PageSize: pageSize}},
-		{Name: "anthropic", API: "anthropic", Tolerance: 0.01, Workspaces: true, Source: &Anthropic{BaseURL: w.aBase, AdminKey: adminKey, PageSize: pageSize}},
+		{Name: "openai", API: "openai", Tolerance: 0.01, SettleDelay: 24 * time.Hour, Source: &OpenAI{BaseURL: w.oBase, AdminKey: adminKey, PageSize: pageSize}},
+		{Name: "anthropic", API: "anthropic", Tolerance: 0.01, SettleDelay: 24 * time.Hour, Workspaces: true, Source: &Anthropic{BaseURL: w.aBase, AdminKey: adminKey, PageSize: pageSize}},
 	}
 }
 
