@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pistra/pistra/internal/reconcile"
+	"github.com/pistra/pistra/compiler/reconcile"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
