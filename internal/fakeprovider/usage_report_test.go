@@ -166,3 +166,74 @@ func TestUsageAPIsNeedTheAdminKey(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicUsageReportShapeAndKnobs: the messages usage report splits
+// input as Anthropic does (uncached apart from cache reads and writes),
+// leaves ungrouped dimensions null, and the knobs set on POST
+// /_fake/report skew one class, empty a dropped day and hide the lagging
+// hours' buckets.
+func TestAnthropicUsageReportShapeAndKnobs(t *testing.T) {
+	day := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	_, base, now := clockServer(t, fakeprovider.DialectAnthropic, day.Add(8*time.Hour))
+	status, msg := usageCall(t, http.MethodPost, base+"/messages", map[string]string{"X-Api-Key": testKey, "Anthropic-Version": "2023-06-01"},
+		`{"model":"claude-haiku-4-5","max_tokens":64,"system":[{"type":"text","text":"a cached prefix of a few words","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}`)
+	if status != 200 {
+		t.Fatalf("%d %v", status, msg)
+	}
+	u := msg["usage"].(map[string]any)
+	now.Store(day.Add(30 * time.Hour).Unix())
+	admin := map[string]string{"X-Api-Key": testAdminKey, "Anthropic-Version": "2023-06-01"}
+	report := func() []any {
+		t.Helper()
+		q := url.Values{"starting_at": {day.Format(time.RFC3339)}, "ending_at": {day.AddDate(0, 0, 2).Format(time.RFC3339)}, "group_by[]": {"model"}}
+		status, out := usageCall(t, http.MethodGet, base+"/organizations/usage_report/messages?"+q.Encode(), admin, "")
+		if status != 200 || out["has_more"] != false || out["next_page"] != nil {
+			t.Fatalf("%d %v", status, out)
+		}
+		return out["data"].([]any)
+	}
+	data := report()
+	if len(data) != 2 || data[0].(map[string]any)["starting_at"] != "2026-11-02T00:00:00Z" || data[0].(map[string]any)["ending_at"] != "2026-11-03T00:00:00Z" {
+		t.Fatalf("buckets %v", data)
+	}
+	r := data[0].(map[string]any)["results"].([]any)[0].(map[string]any)
+	cc := r["cache_creation"].(map[string]any)
+	if inum(r["uncached_input_tokens"]) != inum(u["input_tokens"]) || inum(r["cache_read_input_tokens"]) != inum(u["cache_read_input_tokens"]) ||
+		inum(cc["ephemeral_5m_input_tokens"]) != inum(u["cache_creation_input_tokens"]) || inum(cc["ephemeral_1h_input_tokens"]) != 0 ||
+		inum(r["output_tokens"]) != inum(u["output_tokens"]) || inum(u["cache_read_input_tokens"]) == 0 {
+		t.Fatalf("result %v, answer's usage %v", r, u)
+	}
+	if r["model"] != "claude-haiku-4-5" || r["api_key_id"] != nil || r["workspace_id"] != nil || r["service_tier"] != nil {
+		t.Errorf("grouped by model alone, yet %v", r)
+	}
+	if len(data[1].(map[string]any)["results"].([]any)) != 0 {
+		t.Errorf("a day without traffic has results: %v", data[1])
+	}
+
+	set := func(body string) {
+		t.Helper()
+		if status, out := usageCall(t, http.MethodPost, base[:len(base)-len("/v1")]+"/_fake/report", nil, body); status != 200 {
+			t.Fatalf("POST /_fake/report %s: %d %v", body, status, out)
+		}
+	}
+	set(`{"skew":{"class":"output","factor":2}}`)
+	if got := report()[0].(map[string]any)["results"].([]any)[0].(map[string]any); inum(got["output_tokens"]) != 2*inum(u["output_tokens"]) ||
+		inum(got["uncached_input_tokens"]) != inum(u["input_tokens"]) {
+		t.Errorf("output skewed by 2: %v", got)
+	}
+	set(`{"drop_days":["2026-11-02"]}`)
+	if got := report(); len(got) != 2 || len(got[0].(map[string]any)["results"].([]any)) != 0 {
+		t.Errorf("dropped day: %v", got)
+	}
+	set(`{"lag_hours":20}`)
+	if got := report(); len(got) != 1 || len(got[0].(map[string]any)["results"].([]any)) != 1 {
+		t.Errorf("lagging 20h at 06:00 the next day: %v, want the first day's bucket alone, its traffic at 08:00 in it", got)
+	}
+	set(`{"lag_hours":23}`)
+	if got := report(); len(got) != 1 || len(got[0].(map[string]any)["results"].([]any)) != 0 {
+		t.Errorf("lagging 23h at 06:00 the next day: %v, want the first day's bucket without its traffic at 08:00", got)
+	}
+	if status, _ := usageCall(t, http.MethodPost, base[:len(base)-len("/v1")]+"/_fake/report", nil, `{"skew":{"class":"reasoning","factor":2}}`); status != 400 {
+		t.Errorf("a skew of a class no report carries: %d, want 400", status)
+	}
+}
