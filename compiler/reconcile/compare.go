@@ -150,8 +150,7 @@ func judgeDay(in dayInput) []RowReport {
 			}
 			out = append(out, oneSided(g, MissingProvider, p.Totals, true, in.classes, why))
 		case in.knownKeys != nil && !in.knownKeys[g.KeyID]:
-			out = append(out, oneSided(g, Unmetered, q, false, in.classes,
-				fmt.Sprintf("traffic on key %q, which pistra never used: it did not go through the gateway", g.KeyID)))
+			out = append(out, oneSided(g, Unmetered, q, false, in.classes, unmeteredWhy(g.KeyID)))
 		default:
 			why := "pistra metered none of this model's traffic this day"
 			if in.pistraDayEmpty {
@@ -161,4 +160,13 @@ func judgeDay(in dayInput) []RowReport {
 		}
 	}
 	return out
+}
+
+// unmeteredWhy explains traffic on a key pistra does not use; a provider
+// reports usage with no key (its console's playground) under none.
+func unmeteredWhy(key string) string {
+	if key == "" {
+		return "traffic under no API key (the provider's own console or workbench): it did not go through the gateway"
+	}
+	return fmt.Sprintf("traffic on key %q, which pistra never used: it did not go through the gateway", key)
 }

@@ -54,6 +54,10 @@ func TestJudgeDayExplains(t *testing.T) {
 			t.Errorf("%+v: %s, want %s (%v)", r.Group, r.Verdict, want[r.Group], r.Why)
 		}
 	}
+	console := judgeDay(dayInput{provider: map[Group]Totals{{Model: "m"}: {Input: 3}}, knownKeys: map[string]bool{"key_mine": true}, classes: classes})
+	if len(console) != 1 || console[0].Verdict != Unmetered || !strings.Contains(console[0].Why[0], "no API key") {
+		t.Errorf("usage under no key: %+v", console)
+	}
 	empty := judgeDay(dayInput{provider: map[Group]Totals{{Model: "m"}: {Input: 3}}, pistraDayEmpty: true, classes: classes})
 	if len(empty) != 1 || empty[0].Verdict != MissingPistra || !strings.Contains(empty[0].Why[0], "no rows at all") {
 		t.Errorf("a day pistra has no rows for: %+v", empty)
