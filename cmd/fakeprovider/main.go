@@ -76,9 +76,7 @@ func parseFlags(args []string) (config, error) {
 		"admin key the OpenAI organization usage API takes (default $PISTRA_FAKE_OPENAI_ADMIN_KEY; empty: the API refuses every call)")
 	fs.StringVar(&c.anthropicAdmin, "anthropic-admin-key", os.Getenv("PISTRA_FAKE_ANTHROPIC_ADMIN_KEY"),
 		"admin key the Anthropic usage report takes (default $PISTRA_FAKE_ANTHROPIC_ADMIN_KEY; empty: the API refuses every call)")
-	skew := fs.String("report-skew", "", "usage APIs report one token class off by a factor, CLASS=FACTOR (input, cached_input, cache_creation, output), e.g. output=1.1")
-	drop := fs.String("report-drop-days", "", "usage APIs report no usage on these UTC days, comma-separated YYYY-MM-DD")
-	fs.IntVar(&c.report.LagHours, "report-lag-hours", 0, "usage APIs trail the traffic by this many hours: the most recent are not reported yet")
+	readReport := reportFlags(fs, &c.report)
 	fs.StringVar(&c.tls.CertFile, "tls-cert", "", "serve https with this certificate (PEM; needs -tls-key)")
 	fs.StringVar(&c.tls.KeyFile, "tls-key", "", "the key of -tls-cert (PEM)")
 	fs.StringVar(&c.tls.ClientCAFile, "client-ca", "", "with -tls-cert: require client certificates of these CAs (PEM) and authenticate by them instead of a key")
@@ -100,18 +98,10 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	var err error
-	if *skew != "" {
-		if c.report.Skew, err = fakeprovider.ParseSkew(*skew); err != nil {
-			return c, err
-		}
-	}
-	if *drop != "" {
-		c.report.DropDays = strings.Split(*drop, ",")
-	}
-	if err := c.report.Validate(); err != nil {
+	if err := readReport(); err != nil {
 		return c, err
 	}
+	var err error
 	if c.chaos.Kinds, err = fakeprovider.ParseChaosKinds(*kinds); err != nil {
 		return c, err
 	}
@@ -128,6 +118,26 @@ func parseFlags(args []string) (config, error) {
 		c.record = -1
 	}
 	return c, c.faults.Validate()
+}
+
+// reportFlags defines the usage APIs' knobs; the function returned reads
+// them into r once the flags are parsed.
+func reportFlags(fs *flag.FlagSet, r *fakeprovider.Report) func() error {
+	skew := fs.String("report-skew", "", "usage APIs report one token class off by a factor, CLASS=FACTOR (input, cached_input, cache_creation, output), e.g. output=1.1")
+	drop := fs.String("report-drop-days", "", "usage APIs report no usage on these UTC days, comma-separated YYYY-MM-DD")
+	fs.IntVar(&r.LagHours, "report-lag-hours", 0, "usage APIs trail the traffic by this many hours: the most recent are not reported yet")
+	return func() error {
+		var err error
+		if *skew != "" {
+			if r.Skew, err = fakeprovider.ParseSkew(*skew); err != nil {
+				return err
+			}
+		}
+		if *drop != "" {
+			r.DropDays = strings.Split(*drop, ",")
+		}
+		return r.Validate()
+	}
 }
 
 func run(args []string) error {
