@@ -62,6 +62,7 @@ func (c *compiler) checkProvider(name string, p srcProvider) {
 		}
 	}
 	c.checkAuth(at(), p.CredentialEnv, p.Auth)
+	c.checkUsageAPI(at("usage_api"), p)
 	c.checkHeaders(at("headers"), p.Headers)
 	c.checkQuery(at("query"), p.Query)
 	c.checkDialectHeaders(name, p)

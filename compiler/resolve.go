@@ -252,7 +252,7 @@ func (c *compiler) providerNames(idx []int) []string {
 // once every provider has an index.
 func (c *compiler) buildProvider(name string, p srcProvider, res map[string]string) plan.Provider {
 	out := plan.Provider{
-		Name: name, Pool: -1, StreamUsage: p.StreamUsage, UsageAPI: p.UsageAPI,
+		Name: name, Pool: -1, StreamUsage: p.StreamUsage,
 		BaseURL: deref(p.BaseURL), CredentialEnv: deref(p.CredentialEnv), Auth: deref(p.Auth),
 	}
 	if p.Pool != nil {
@@ -261,6 +261,7 @@ func (c *compiler) buildProvider(name string, p srcProvider, res map[string]stri
 		}
 	}
 	out.Headers, out.Query = pairs(p.Headers), pairs(p.Query)
+	out.UsageAPI = buildUsageAPI(p.UsageAPI)
 	if t := p.TLS; t != nil {
 		out.TLS = &plan.TLS{CAFile: deref(t.CAFile), CertFile: deref(t.CertFile), KeyFile: deref(t.KeyFile), ServerName: deref(t.ServerName)}
 	}

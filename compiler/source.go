@@ -42,7 +42,7 @@ type srcProvider struct {
 	Failover      *srcFailover          `json:"failover"`
 	Circuit       *srcCircuit           `json:"circuit"`
 	StreamUsage   bool                  `json:"stream_usage"`
-	UsageAPI      *plan.UsageAPI        `json:"usage_api"`
+	UsageAPI      *srcUsageAPI          `json:"usage_api"`
 }
 
 type srcModel struct {

@@ -14,7 +14,8 @@ func TestUsageAPIKeysReachTheGraph(t *testing.T) {
 	withKeys := strings.Replace(testCatalog, `channels: native:`, `usage_api: {key_id: "key_abc", workspace_id: "wrk_1"}
 	channels: native:`, 1)
 	g := mustCompile(t, writePolicy(t, map[string]string{"catalog.cue": withKeys, "profiles.cue": `profiles: a: {}`}))
-	want := plan.UsageAPI{KeyID: "key_abc", WorkspaceID: "wrk_1"}
+	// The schema fills settle_delay and tolerance, which reconcile reads.
+	want := plan.UsageAPI{KeyID: "key_abc", WorkspaceID: "wrk_1", SettleDelayMS: 24 * 3600 * 1000, Tolerance: 0.01}
 	if a := g.Providers[0].UsageAPI; a == nil || *a != want {
 		t.Fatalf("usage_api %+v, want %+v", a, want)
 	}

@@ -17,6 +17,10 @@
 // With
 // -chaos-rate each server instead draws a fault at random for a share of
 // its calls (see fakeprovider.Chaos), as the chaos run (bench/chaos) needs.
+// Each server also serves its provider's admin usage API from what it
+// answered, to the admin key of -openai-admin-key or -anthropic-admin-key;
+// -report-skew, -report-drop-days and -report-lag-hours (or POST
+// /_fake/report) make it disagree with the traffic in one way each.
 package main
 
 import (
@@ -47,14 +51,16 @@ func main() {
 }
 
 type config struct {
-	openAIAddr, anthropicAddr string
-	openAIKey, anthropicKey   string
-	record                    int
-	tls                       fakeprovider.TLSOptions
-	faults                    fakeprovider.Faults
-	usage                     fakeprovider.Usage
-	drops                     fakeprovider.Drops
-	chaos                     fakeprovider.Chaos
+	openAIAddr, anthropicAddr   string
+	openAIKey, anthropicKey     string
+	openAIAdmin, anthropicAdmin string
+	report                      fakeprovider.Report
+	record                      int
+	tls                         fakeprovider.TLSOptions
+	faults                      fakeprovider.Faults
+	usage                       fakeprovider.Usage
+	drops                       fakeprovider.Drops
+	chaos                       fakeprovider.Chaos
 }
 
 func parseFlags(args []string) (config, error) {
@@ -66,6 +72,11 @@ func parseFlags(args []string) (config, error) {
 		"key OpenAI clients must send (default $PISTRA_FAKE_OPENAI_KEY; empty: any non-empty key)")
 	fs.StringVar(&c.anthropicKey, "anthropic-key", os.Getenv("PISTRA_FAKE_ANTHROPIC_KEY"),
 		"key Anthropic clients must send (default $PISTRA_FAKE_ANTHROPIC_KEY; empty: any non-empty key)")
+	fs.StringVar(&c.openAIAdmin, "openai-admin-key", os.Getenv("PISTRA_FAKE_OPENAI_ADMIN_KEY"),
+		"admin key the OpenAI organization usage API takes (default $PISTRA_FAKE_OPENAI_ADMIN_KEY; empty: the API refuses every call)")
+	fs.StringVar(&c.anthropicAdmin, "anthropic-admin-key", os.Getenv("PISTRA_FAKE_ANTHROPIC_ADMIN_KEY"),
+		"admin key the Anthropic usage report takes (default $PISTRA_FAKE_ANTHROPIC_ADMIN_KEY; empty: the API refuses every call)")
+	readReport := reportFlags(fs, &c.report)
 	fs.StringVar(&c.tls.CertFile, "tls-cert", "", "serve https with this certificate (PEM; needs -tls-key)")
 	fs.StringVar(&c.tls.KeyFile, "tls-key", "", "the key of -tls-cert (PEM)")
 	fs.StringVar(&c.tls.ClientCAFile, "client-ca", "", "with -tls-cert: require client certificates of these CAs (PEM) and authenticate by them instead of a key")
@@ -87,6 +98,9 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if err := readReport(); err != nil {
+		return c, err
+	}
 	var err error
 	if c.chaos.Kinds, err = fakeprovider.ParseChaosKinds(*kinds); err != nil {
 		return c, err
@@ -106,6 +120,26 @@ func parseFlags(args []string) (config, error) {
 	return c, c.faults.Validate()
 }
 
+// reportFlags defines the usage APIs' knobs; the function returned reads
+// them into r once the flags are parsed.
+func reportFlags(fs *flag.FlagSet, r *fakeprovider.Report) func() error {
+	skew := fs.String("report-skew", "", "usage APIs report one token class off by a factor, CLASS=FACTOR (input, cached_input, cache_creation, output), e.g. output=1.1")
+	drop := fs.String("report-drop-days", "", "usage APIs report no usage on these UTC days, comma-separated YYYY-MM-DD")
+	fs.IntVar(&r.LagHours, "report-lag-hours", 0, "usage APIs trail the traffic by this many hours: the most recent are not reported yet")
+	return func() error {
+		var err error
+		if *skew != "" {
+			if r.Skew, err = fakeprovider.ParseSkew(*skew); err != nil {
+				return err
+			}
+		}
+		if *drop != "" {
+			r.DropDays = strings.Split(*drop, ",")
+		}
+		return r.Validate()
+	}
+}
+
 func run(args []string) error {
 	cfg, err := parseFlags(args)
 	if err != nil {
@@ -119,16 +153,17 @@ func run(args []string) error {
 	for _, srv := range []struct {
 		dialect   fakeprovider.Dialect
 		addr, key string
+		admin     string
 	}{
-		{fakeprovider.DialectOpenAI, cfg.openAIAddr, cfg.openAIKey},
-		{fakeprovider.DialectAnthropic, cfg.anthropicAddr, cfg.anthropicKey},
+		{fakeprovider.DialectOpenAI, cfg.openAIAddr, cfg.openAIKey, cfg.openAIAdmin},
+		{fakeprovider.DialectAnthropic, cfg.anthropicAddr, cfg.anthropicKey, cfg.anthropicAdmin},
 	} {
 		if srv.addr == "" {
 			continue
 		}
 		s, err := fakeprovider.New(fakeprovider.Options{
 			Dialect: srv.dialect, Key: srv.key, RecordLimit: cfg.record, Faults: cfg.faults, Usage: cfg.usage, Drops: cfg.drops, Chaos: cfg.chaos,
-			CertAuth: cfg.tls.ClientCAFile != "",
+			CertAuth: cfg.tls.ClientCAFile != "", AdminKey: srv.admin, Report: cfg.report,
 		})
 		if err != nil {
 			return err

@@ -57,6 +57,13 @@ Usage:
         (unless -yes), makes them, and writes the findings as a dated
         overlay (default POLICYDIR/probe-P-C.cue) with the evidence per
         capability
+  pistrac reconcile [-pistra URL] [-from DAY] [-to DAY] [-provider P,...] [-format text|json] (POLICYDIR | -bundle FILE)
+        hold pistra's usage ledger (a pistrad's /admin/v1/usage, token in
+        $PISTRA_ADMIN_TOKEN) against each provider's admin usage API (key
+        in the variable its usage_api names), per UTC day, model and token
+        class, for the days past their settle delay: a verdict per class
+        (match, drift, missing on one side, unmetered), and why where the
+        data shows it
   pistrac presets [NAME]
         the presets this pistrac embeds (import "pistra.dev/presets"), or
         one preset's CUE with its dated claims
@@ -78,11 +85,13 @@ Exit status:
      or warnings), or explain's query has no plan; diff: plans or settings
      (keys, profiles, budgets, rules, providers, ...) changed; test: a case
      failed; probe: the endpoint drops a capability the channel's current
-     claim preserves (a regression, named on stderr)
+     claim preserves (a regression, named on stderr); reconcile: a row of
+     a judged day did not match (drift, missing on one side, unmetered)
   2  usage error, unreadable input or output, or (diff) a side that does
      not load, or (test) a policy or case file that does not load, or
      (probe) the calls were declined or the endpoint could not be probed
-     (down, busy, or refusing a plain request): nothing written
+     (down, busy, or refusing a plain request): nothing written, or
+     (reconcile) pistra's side or a provider's usage API could not be read
 `
 
 func main() {
@@ -110,6 +119,7 @@ var commands = []command{
 	{"diff", (*cli).diff},
 	{"catalog", (*cli).catalog},
 	{"probe", (*cli).probe},
+	{"reconcile", (*cli).reconcile},
 	{"test", (*cli).test},
 	{"caps", (*cli).caps},
 	{"presets", (*cli).presets},

@@ -52,6 +52,8 @@ func (x *exchange) messages() {
 		x.fail(err)
 		return
 	}
+	u := t.usage
+	x.bill(t.model, u.input+u.cacheCreation+u.cacheRead, u.cacheRead, u.cacheCreation, u.output)
 	if req.Stream {
 		x.streamMessage(t)
 		return

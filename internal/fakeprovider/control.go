@@ -17,6 +17,8 @@ import (
 //	GET  /_fake/requests  the recorded calls, oldest first
 //	POST /_fake/reset     forget recorded calls, zero the call count
 //	GET  /_fake/chaos     the faults Chaos injected, by kind, and the call count
+//	GET  /_fake/report    the usage APIs' knobs in force (a Report JSON object)
+//	POST /_fake/report    replace them (the same object)
 const controlPrefix = "/_fake/"
 
 type controlState struct {
@@ -78,6 +80,13 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 				Header: maskCredentials(rec.Header), Body: string(rec.Body), BodySize: rec.BodySize, Model: rec.Model}
 		}
 		writeControlJSON(w, http.StatusOK, out)
+	case "GET report":
+		writeControlJSON(w, http.StatusOK, s.Report())
+	case "POST report":
+		var rep Report
+		if decodeControl(w, r, &rep, func() error { return s.SetReport(rep) }) {
+			writeControlJSON(w, http.StatusOK, s.Report())
+		}
 	case "GET chaos":
 		writeControlJSON(w, http.StatusOK, chaosJSON{Injected: s.ChaosInjected(), Calls: s.Calls()})
 	case "POST reset":

@@ -56,6 +56,7 @@ func (x *exchange) chatCompletions() {
 		x.fail(err)
 		return
 	}
+	x.billOpenAI(t.model, t.usage)
 	if req.Stream {
 		x.streamChat(t)
 		return

@@ -26,6 +26,7 @@ func (x *exchange) completions() {
 		x.fail(err)
 		return
 	}
+	x.billOpenAI(t.model, t.usage)
 	if req.Stream {
 		x.streamCompletion(t)
 		return

@@ -31,6 +31,7 @@ func (x *exchange) embeddings() {
 		x.fail(err)
 		return
 	}
+	x.bill(req.Model, job.tokens(), 0, 0, 0)
 	buf := getBuffer()
 	defer putBuffer(buf)
 	*buf = job.appendResponse((*buf)[:0], req.Model)
@@ -76,9 +77,7 @@ func (j *embeddingJob) appendResponse(b []byte, model string) []byte {
 		raw = make([]byte, 4*j.dims)
 	}
 	b = append(b, `{"object":"list","data":[`...)
-	tokens := 0
 	for i, in := range j.inputs {
-		tokens += in.tokens
 		embed(vec, in.seed)
 		if i > 0 {
 			b = append(b, ',')
@@ -100,6 +99,7 @@ func (j *embeddingJob) appendResponse(b []byte, model string) []byte {
 	}
 	b = append(b, `],"model":`...)
 	b = appendString(b, model)
+	tokens := j.tokens()
 	b = append(b, `,"usage":{"prompt_tokens":`...)
 	b = appendInt(b, tokens)
 	b = append(b, `,"total_tokens":`...)
@@ -188,4 +188,13 @@ func tokenInput(tokens []int) embeddingInput {
 		_, _ = h.Write(b[:])
 	}
 	return embeddingInput{seed: h.Sum64(), tokens: max(len(tokens), 1)}
+}
+
+// tokens is what the job's inputs count, its usage and its bill.
+func (j *embeddingJob) tokens() int {
+	n := 0
+	for _, in := range j.inputs {
+		n += in.tokens
+	}
+	return n
 }

@@ -43,6 +43,7 @@ func (x *exchange) responses() {
 		x.fail(err)
 		return
 	}
+	x.billOpenAI(t.model, t.usage)
 	if req.Stream {
 		x.streamResponse(t)
 		return

@@ -15,7 +15,6 @@ package fakeprovider
 import (
 	"bytes"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Dialect is the API a server speaks.
@@ -55,6 +55,15 @@ type Options struct {
 	// key, as a trust-domain pool behind mutual TLS does: a call must come
 	// through ListenTLS with a verified certificate, and Key is not read.
 	CertAuth bool
+	// AdminKey is the admin key the usage APIs take (usage_report.go);
+	// without one they refuse every call.
+	AdminKey string
+	// Report bends what the usage APIs report from the start; SetReport
+	// changes it.
+	Report Report
+	// Now is the clock the ledger bills by and the usage APIs report by;
+	// nil is the system clock.
+	Now func() time.Time
 	// Chaos, when its Rate is set, spoils a share of the calls with a
 	// fault drawn for each, in place of Faults (whose ChunkDelay still
 	// paces them); the other calls keep Faults. SetChaos changes it.
@@ -79,6 +88,10 @@ type Server struct {
 	calls    atomic.Int64
 	ids      atomic.Uint64
 	idSeed   uint64
+	adminKey []byte
+	ledger   ledger
+	report   atomic.Pointer[Report]
+	now      func() time.Time
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -91,7 +104,14 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Faults.Validate(); err != nil {
 		return nil, fmt.Errorf("fakeprovider: %w", err)
 	}
-	s := &Server{dialect: opts.Dialect, key: []byte(opts.Key), models: opts.Models, certAuth: opts.CertAuth}
+	s := &Server{dialect: opts.Dialect, key: []byte(opts.Key), models: opts.Models, certAuth: opts.CertAuth,
+		adminKey: []byte(opts.AdminKey), now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.SetReport(opts.Report); err != nil {
+		return nil, fmt.Errorf("fakeprovider: %w", err)
+	}
 	if len(s.models) == 0 {
 		s.models = defaultModels[opts.Dialect]
 	}
@@ -161,6 +181,9 @@ type exchange struct {
 	drops     Drops
 	// compat marks a call to an Anthropic server's OpenAI-compatible layer.
 	compat bool
+	// keyID is the id of the key the call was authorized with, which the
+	// ledger bills.
+	keyID string
 }
 
 // wire is the dialect the call is answered in.
@@ -180,6 +203,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{s: s, w: w, r: r, requestID: s.newID("req_"),
 		compat: s.dialect == DialectAnthropic && r.URL.Path == openAICompatPath}
 	s.setResponseHeaders(w.Header(), x.requestID)
+	if s.usageAPI(r.URL.Path) {
+		// The admin side: neither recorded nor counted, and no faults,
+		// which are the traffic's.
+		x.serveUsageAPI()
+		return
+	}
 	buf := getBuffer()
 	defer putBuffer(buf)
 	tooLarge := x.readBody(buf)
@@ -295,65 +324,6 @@ func (x *exchange) notFound() {
 		msg = "Invalid URL (" + x.r.Method + " " + x.r.URL.Path + ")"
 	}
 	x.fail(&apiError{status: http.StatusNotFound, message: msg})
-}
-
-// authorized checks the credential the way each endpoint does and answers
-// 401 in the endpoint's error shape (and, for Anthropic's own API, 400
-// without anthropic-version) when it fails. OpenAI-dialect endpoints,
-// Anthropic's OpenAI-compatible one included, take only Authorization:
-// Bearer; Anthropic's /v1/messages takes x-api-key or, as its current SDKs
-// send it, Authorization: Bearer. A server behind client-certificate TLS
-// reads no key at all.
-func (x *exchange) authorized() bool {
-	if x.s.certAuth {
-		return x.certAuthorized()
-	}
-	h := x.r.Header
-	bearer, hasBearer := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
-	if x.wire() == DialectOpenAI {
-		switch {
-		case !hasBearer || bearer == "":
-			x.fail(&apiError{status: http.StatusUnauthorized,
-				message: "You didn't provide an API key. Send it in an Authorization header as Bearer auth."})
-		case !x.s.keyMatches(bearer):
-			x.fail(&apiError{status: http.StatusUnauthorized, message: "Incorrect API key provided."})
-		default:
-			return true
-		}
-		return false
-	}
-	key := h.Get("X-Api-Key")
-	if key == "" && hasBearer {
-		key = bearer
-	}
-	switch {
-	case key == "":
-		x.fail(&apiError{status: http.StatusUnauthorized, message: "x-api-key header is required"})
-	case !x.s.keyMatches(key):
-		x.fail(&apiError{status: http.StatusUnauthorized, message: "invalid x-api-key"})
-	case !x.compat && h.Get("Anthropic-Version") == "":
-		x.fail(badRequest("anthropic-version: header is required", ""))
-	default:
-		return true
-	}
-	return false
-}
-
-// certAuthorized admits a call that came over TLS with a client
-// certificate the listener verified.
-func (x *exchange) certAuthorized() bool {
-	if t := x.r.TLS; t != nil && len(t.VerifiedChains) > 0 {
-		return true
-	}
-	x.fail(&apiError{status: http.StatusUnauthorized, message: "a verified client certificate is required"})
-	return false
-}
-
-func (s *Server) keyMatches(key string) bool {
-	if len(s.key) == 0 {
-		return true
-	}
-	return subtle.ConstantTimeCompare([]byte(key), s.key) == 1
 }
 
 // Headers every response carries: the request id the SDKs surface, and the

@@ -177,17 +177,43 @@ type Provider struct {
 	// StreamUsage asks OpenAI-dialect chat streams for usage on the
 	// client's behalf (stream_options.include_usage).
 	StreamUsage bool `json:"stream_usage"`
-	// UsageAPI is how the provider's own usage API groups its traffic,
-	// where the policy says; nil when it does not.
+	// UsageAPI is the provider's own usage API, where the policy names it:
+	// the ids the usage ledger's rows carry, and what `pistrac reconcile`
+	// holds the metering against.
 	UsageAPI *UsageAPI `json:"usage_api,omitempty"`
 }
 
-// UsageAPI names the provider-side grouping keys of a provider's traffic:
-// ids, never secrets. The usage ledger's rows carry them.
+// UsageAPI is how a provider's own usage API groups its traffic and how
+// it is read and judged. Names and ids only: the admin key itself never
+// enters the graph.
 type UsageAPI struct {
+	// KeyID and WorkspaceID are the provider-side ids (never secrets) of
+	// the API key the provider's credential is and of its workspace; the
+	// usage ledger's rows carry them, so they compare per key.
 	KeyID       string `json:"key_id,omitempty"`
 	WorkspaceID string `json:"workspace_id,omitempty"`
+	// API is which usage API the provider serves: UsageAPIOpenAI or
+	// UsageAPIAnthropic. Empty when the policy names keys only.
+	API string `json:"api,omitempty"`
+	// AdminKeyEnv names the environment variable holding the admin key
+	// the usage API takes.
+	AdminKeyEnv string `json:"admin_key_env,omitempty"`
+	// SettleDelayMS is how long after a UTC day ends its figures are taken
+	// as final: a younger day is skipped, not judged.
+	SettleDelayMS int64 `json:"settle_delay_ms,omitempty"`
+	// Tolerance is the relative difference (0.01 = 1%) up to which a
+	// token class still matches.
+	Tolerance float64 `json:"tolerance,omitempty"`
 }
+
+// The usage APIs a provider can name.
+const (
+	// UsageAPIOpenAI is OpenAI's organization usage API (completions and
+	// embeddings).
+	UsageAPIOpenAI = "openai"
+	// UsageAPIAnthropic is Anthropic's messages usage report.
+	UsageAPIAnthropic = "anthropic"
+)
 
 // TLS holds a provider's upstream TLS options. Files are named, never
 // inlined: pistrad reads them when it loads the snapshot.
