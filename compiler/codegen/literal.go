@@ -100,6 +100,9 @@ func (r *renderer) value(v reflect.Value, elide, flat bool) *jen.Statement {
 		return jen.Id(strconv.FormatInt(v.Int(), 10))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return jen.Id(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Float64:
+		// Shortest form that reads back to the same float (a tolerance).
+		return jen.Id(strconv.FormatFloat(v.Float(), 'g', -1, 64))
 	case reflect.Bool:
 		return jen.Lit(v.Bool())
 	case reflect.Slice:
