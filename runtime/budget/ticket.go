@@ -52,6 +52,9 @@ func (t *ticket) Release() { t.close(nil) }
 // same answers are counted in the usage ledger, a 2xx without usage as
 // settled at the estimate.
 func (t *ticket) Settle(o *admission.Outcome) {
+	if t.open && o != nil && o.Model != "" {
+		t.served.Model = o.Model // the row and a cost expression name what served
+	}
 	if t.open && o != nil && (o.Usage.Reported || o.Status/100 == 2) {
 		t.g.usage.record(usageKey(t.served.Backend, t.served.Model, t.usageAPI, t.g.now()), &o.Usage)
 	}
@@ -61,9 +64,6 @@ func (t *ticket) Settle(o *admission.Outcome) {
 func (t *ticket) close(o *admission.Outcome) {
 	if !t.open {
 		return // closed already: a second close must not touch a reused ticket
-	}
-	if o != nil && o.Model != "" {
-		t.served.Model = o.Model // a cost expression prices what served
 	}
 	for _, h := range t.holds {
 		var spent uint64

@@ -41,6 +41,7 @@ func TestUsageRowsCountWhatWasMetered(t *testing.T) {
 	settle(0, dear, &admission.Outcome{Status: 400, Usage: meter.Usage{InputTokens: 7, TotalTokens: 7, Reported: true}}) // reported: counted
 	c.set(noon.Add(12 * time.Hour))                                                                                      // the next UTC day
 	settle(0, dear, &admission.Outcome{Status: 200, Usage: u})
+	settle(0, dear, &admission.Outcome{Status: 200, Usage: u, Model: "big-2"}) // a pool's picker rewrote the model
 	if err := g.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,11 @@ func TestUsageRowsCountWhatWasMetered(t *testing.T) {
 		{UsageKey{day, "dear", "big-1", "key_dear", "wrk_1"}, UsageCounts{Requests: 1, Input: 7}},
 	}
 	assertRows(t, g, day, want)
-	assertRows(t, g, day+secondsPerDay, []UsageDelta{{UsageKey{day + secondsPerDay, "dear", "big-1", "key_dear", "wrk_1"}, UsageCounts{Requests: 1, Input: 100, CachedInput: 40, CacheCreation: 10, Output: 30, Reasoning: 12}}})
+	next := UsageCounts{Requests: 1, Input: 100, CachedInput: 40, CacheCreation: 10, Output: 30, Reasoning: 12}
+	assertRows(t, g, day+secondsPerDay, []UsageDelta{
+		{UsageKey{day + secondsPerDay, "dear", "big-1", "key_dear", "wrk_1"}, next},
+		{UsageKey{day + secondsPerDay, "dear", "big-2", "key_dear", "wrk_1"}, next},
+	})
 	// A flush with nothing new settled adds nothing.
 	if err := g.Flush(); err != nil {
 		t.Fatal(err)
