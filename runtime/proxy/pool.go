@@ -146,15 +146,19 @@ func (m *member) walk() bool {
 	return true
 }
 
-// retarget moves a retry to a member the candidate has not tried: the next
-// of the pick's list, else a new pick excluding those tried (which may
-// give one tried already, when the pool has no other). False when the new
-// pick is refused: the retry cannot be sent, and the old pick stays, its
-// member's answer the last.
-func (p *Proxy) retarget(x *Exchange, m *member, c *plan.Candidate) bool {
-	if m == nil || m.pick == nil || m.walk() {
-		return true
-	}
+// spent reports whether a retry of the pooled candidate needs a new pick:
+// the pick's list has no member after the current one. Otherwise it moves
+// the retry to that next member (and reports false, as for a candidate
+// that is not pooled).
+func (m *member) spent() bool {
+	return m != nil && m.pick != nil && !m.walk()
+}
+
+// repick asks for a new pick for a retry, excluding the members tried
+// (which may give one tried already, when the pool has no other). False
+// when it is refused: the retry cannot be sent, and the old pick stays,
+// its member's answer the last.
+func (p *Proxy) repick(x *Exchange, m *member, c *plan.Candidate) bool {
 	// The body is made again: the edit sent since may have taken its buffer.
 	m.req.Body, m.req.Exclude = x.Body.forCandidate(m.orig, m.askUsage), m.tried
 	pick, no := p.Pools.Pick(x.Client.Context(), x.Admission.Graph, c.Provider, &m.req)

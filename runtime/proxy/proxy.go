@@ -213,15 +213,22 @@ func (p *Proxy) tryCandidate(x *Exchange, l *loop, ci int, c *plan.Candidate, up
 			return a
 		}
 		wait := p.retryWait(up, try, ra, askedWait)
-		if !p.retarget(x, m, c) {
+		repick := m.spent()
+		if !repick {
+			a.discard()
+		}
+		if !sleep(x.Client, wait) {
+			a.discard()
+			return &attempt{class: classCanceled, err: x.Client.Context().Err()}
+		}
+		// A new pick is asked for once the wait is over, not before it: a
+		// picker counts the member it names as busy from then on.
+		if repick && !p.repick(x, m, c) {
 			x.failed(c, a, try, asked)
 			return a
 		}
 		a.discard()
 		p.Metrics.Retry(up.Name, a.class.String())
-		if !sleep(x.Client, wait) {
-			return &attempt{class: classCanceled, err: x.Client.Context().Err()}
-		}
 	}
 }
 
