@@ -86,8 +86,7 @@ func (p *Proxy) pickMember(x *Exchange, l *loop, c *plan.Candidate, up *upstream
 	if l.member == nil {
 		l.member = &member{}
 	}
-	m := l.member
-	m.end()
+	m := l.member // its last pick was ended by try, with the claim
 	m.tried, m.orig, m.askUsage = m.tried[:0], c, x.asksUsage(c, up)
 	m.req = PoolRequest{Subset: c.PoolSubset, Model: c.Model, RequestID: x.RequestID, Header: pickHeader(x, up.Channel(c)),
 		Body: x.Body.forCandidate(c, m.askUsage)}

@@ -24,6 +24,9 @@ func (o *onePick) Pick(context.Context, *plan.Graph, int, *proxy.PoolRequest) (p
 	return o, nil
 }
 
+// Refused refuses nothing: its one member is always there.
+func (o *onePick) Refused(*plan.Graph, *plan.Candidate) *admission.Refusal { return nil }
+
 func (o *onePick) Endpoints() []string { return []string{o.member} }
 func (o *onePick) Model() string       { return "" }
 func (o *onePick) Served(string, int)  {}

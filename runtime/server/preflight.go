@@ -104,7 +104,7 @@ func (s *Server) answerPreflight(x *exchange, rt plan.Route) *dialect.Error {
 		c := &d.Candidates[ci]
 		ok, e := s.proxy.Prepare(&px, c)
 		if ok {
-			if no := cmp.Or(s.suspended(x, c), s.circuits.Refused(x.snap.Graph, c), s.poolRefused(x.snap.Graph, c)); no != nil {
+			if no := cmp.Or(s.suspended(x, c), s.circuits.Refused(x.snap.Graph, c), s.picks.Refused(x.snap.Graph, c)); no != nil {
 				if no.Final && !sent {
 					// A suspended primary refuses the request, as in the
 					// attempt loop, unless a candidate before it is sent.

@@ -86,7 +86,7 @@ type Options struct {
 	MaxAnswerBytes int
 	// Pools picks the member each attempt on a pooled provider dials; nil
 	// picks from the server's own pool set (PoolOptions). Tests set it.
-	Pools proxy.Pools
+	Pools Pools
 	// PoolOptions say how pools' member sets are resolved and their
 	// pickers dialled; the server adds its logger and metrics.
 	PoolOptions pool.Options
@@ -115,6 +115,9 @@ type Server struct {
 	rules *suspend.Rules
 	// pools keeps the pools' member sets and pickers across reloads.
 	pools *pool.Set
+	// picks are Options.Pools, else the pool set's: the attempt loop's and
+	// preflight's.
+	picks Pools
 	// stopFlush ends the budget flush loop; flushed is closed once it has
 	// made its last flush.
 	stopFlush context.CancelFunc
@@ -158,10 +161,12 @@ func New(o Options) (*Server, error) {
 		gate = admission.Gates{s.suspensions, s.circuits, s.budgets}
 	}
 	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: gate,
-		Circuits: s.circuits, MaxAnswerBytes: o.MaxAnswerBytes, Pools: o.Pools}
-	if s.proxy.Pools == nil {
-		s.proxy.Pools = poolPicks{s.pools}
+		Circuits: s.circuits, MaxAnswerBytes: o.MaxAnswerBytes}
+	s.picks = o.Pools
+	if s.picks == nil {
+		s.picks = poolPicks{s.pools}
 	}
+	s.proxy.Pools = s.picks
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {
