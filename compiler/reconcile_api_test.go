@@ -30,7 +30,7 @@ func TestUsageAPIReconcileFields(t *testing.T) {
 		`usage_api: {api: "openai"}`:                                          "admin_key_env go together",
 		`usage_api: {admin_key_env: "K"}`:                                     "admin_key_env go together",
 		`usage_api: {api: "openai", admin_key_env: "K", settle_delay: "-1h"}`: "settle_delay",
-		`usage_api: {api: "gemini", admin_key_env: "K"}`:                      "api",
+		`usage_api: {api: "gemini", admin_key_env: "K"}`:                      "usage_api.api:",
 	} {
 		_, err := Compile(writePolicy(t, with(block)))
 		if err == nil || !strings.Contains(err.Error(), wantErr) {

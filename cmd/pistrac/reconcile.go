@@ -46,7 +46,7 @@ func (c *cli) reconcile(args []string) int {
 	}
 	g, status := c.loadSource("reconcile", pos, f.bundle)
 	if g == nil {
-		return exitUsage
+		return status
 	}
 	if run.Providers, err = usageProviders(g, f.providers, os.LookupEnv); err != nil {
 		return c.usageError("reconcile", "%v", err)
@@ -98,7 +98,7 @@ func (f *reconcileFlags) run(now time.Time) (reconcile.Run, error) {
 			return r, fmt.Errorf("-from: %w", err)
 		}
 	}
-	if r.From.After(r.To) || r.To.Sub(r.From) > 62*24*time.Hour {
+	if r.From.After(r.To) || r.To.Sub(r.From) >= 62*24*time.Hour {
 		return r, fmt.Errorf("-from %s to -to %s: want a range of at most 62 days, from before to", r.From.Format(time.DateOnly), r.To.Format(time.DateOnly))
 	}
 	return r, nil

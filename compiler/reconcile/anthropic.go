@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -63,7 +64,7 @@ func (a *Anthropic) Days(ctx context.Context, from, to time.Time, byKey bool) (m
 			q.Set("page", cursor)
 		}
 		var p anthropicPage
-		if err := getJSON(ctx, hc, a.BaseURL+"/organizations/usage_report/messages?"+q.Encode(), h, &p); err != nil {
+		if err := getJSON(ctx, hc, strings.TrimSuffix(a.BaseURL, "/")+"/organizations/usage_report/messages?"+q.Encode(), h, &p); err != nil {
 			return "", err
 		}
 		for _, b := range p.Data {
@@ -78,10 +79,7 @@ func (a *Anthropic) Days(ctx context.Context, from, to time.Time, byKey bool) (m
 					CachedInput: r.CacheReadInputTokens, CacheCreation: creation, Output: r.OutputTokens})
 			}
 		}
-		if !p.HasMore {
-			return "", nil
-		}
-		return deref(p.NextPage), nil
+		return nextPage(p.HasMore, p.NextPage)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("anthropic usage report: %w", err)

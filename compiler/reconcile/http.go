@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -63,6 +64,19 @@ func pages(read func(cursor string) (next string, err error)) error {
 		cursor = next
 	}
 	return fmt.Errorf("pagination did not end after %d pages", maxPages)
+}
+
+// nextPage is a page's cursor to the next, "" after the last; a page that
+// says there is more but names no cursor is an error, not the end, so that
+// the provider's side is never judged on part of its pages.
+func nextPage(hasMore bool, next *string) (string, error) {
+	switch {
+	case !hasMore:
+		return "", nil
+	case next == nil || *next == "":
+		return "", errors.New("a page says there is more but names no next_page")
+	}
+	return *next, nil
 }
 
 // day is t's UTC midnight.

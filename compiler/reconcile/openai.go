@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -64,7 +65,7 @@ func (o *OpenAI) Days(ctx context.Context, from, to time.Time, byKey bool) (map[
 				q.Set("page", cursor)
 			}
 			var p openAIPage
-			if err := getJSON(ctx, hc, o.BaseURL+"/organization/usage/"+product+"?"+q.Encode(), h, &p); err != nil {
+			if err := getJSON(ctx, hc, strings.TrimSuffix(o.BaseURL, "/")+"/organization/usage/"+product+"?"+q.Encode(), h, &p); err != nil {
 				return "", err
 			}
 			for _, b := range p.Data {
@@ -78,10 +79,7 @@ func (o *OpenAI) Days(ctx context.Context, from, to time.Time, byKey bool) (map[
 						CachedInput: r.InputCachedTokens, CacheCreation: r.InputCacheWriteTokens, Output: r.OutputTokens})
 				}
 			}
-			if !p.HasMore {
-				return "", nil
-			}
-			return deref(p.NextPage), nil
+			return nextPage(p.HasMore, p.NextPage)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("openai usage %s: %w", product, err)
