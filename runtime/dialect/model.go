@@ -107,21 +107,3 @@ func modelName(raw []byte, isString bool) (string, bool) {
 	name, ok := jsonscan.Unquote(buf[:0], raw)
 	return string(name), ok
 }
-
-// AppendString appends s as a JSON string literal.
-func AppendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
-}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/pistra/pistra/runtime/jsonquote"
 	"strings"
 	"testing"
 
@@ -71,11 +72,13 @@ func TestAppendRequestEditsOnlyTheModelValue(t *testing.T) {
 	}
 }
 
+// TestAppendStringIsJSON: the model a rewrite writes (jsonquote.Append)
+// reads back as the same name.
 func TestAppendStringIsJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", "quote\"back\\slash", "ctl\x00\x1f\n", "ünï"} {
 		var back string
-		if err := json.Unmarshal(AppendString(nil, s), &back); err != nil || back != s {
-			t.Errorf("AppendString(%q) round-trips to %q, %v", s, back, err)
+		if err := json.Unmarshal(jsonquote.Append(nil, s), &back); err != nil || back != s {
+			t.Errorf("jsonquote.Append(%q) round-trips to %q, %v", s, back, err)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package dialect
 
-import "github.com/pistra/pistra/runtime/jsonscan"
+import (
+	"github.com/pistra/pistra/runtime/jsonquote"
+	"github.com/pistra/pistra/runtime/jsonscan"
+)
 
 // StreamFields is what an OpenAI chat or completions body says about
 // streaming and usage, and how to edit it so the stream reports usage: a
@@ -117,7 +120,7 @@ func AppendRequest(dst, body []byte, h *Head, model string, askUsage bool) []byt
 	for _, e := range edits {
 		dst = append(dst, body[at:e.start]...)
 		if e == m && m.end != m.start {
-			dst = AppendString(dst, model)
+			dst = jsonquote.Append(dst, model)
 		} else {
 			dst = append(dst, e.text...)
 		}

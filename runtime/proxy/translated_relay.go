@@ -82,13 +82,11 @@ func (p *Proxy) relayTranslatedMessage(x *Exchange, a *attempt) {
 // deliverJSON sends a whole translated JSON body with its length.
 func (p *Proxy) deliverJSON(x *Exchange, a *attempt, status int, body []byte, read seen) {
 	h := translatedHeaders(x, a)
-	h["Content-Type"] = jsonType
+	h["Content-Type"] = jsonContentType
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	x.pass = passSource{head: body, read: read}
 	p.deliver(x, a, status, &x.pass, nil, false)
 }
-
-var jsonType = []string{"application/json"}
 
 // relayTranslatedStream translates an event stream as it arrives. An
 // upstream that breaks, ends early or sends what cannot be translated is
