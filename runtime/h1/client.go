@@ -343,7 +343,9 @@ func (b *body) release(whole bool) {
 	}
 	// stop reports false when the context's func already ran, leaving a
 	// deadline in the past on the connection.
-	if b.stop() && whole && b.reusable && b.cn.br.Buffered() == 0 {
+	// A read that already met the peer's end (its last bytes and the close
+	// in one fill) leaves a connection the next request would fail on.
+	if b.stop() && whole && b.reusable && b.cn.br.Buffered() == 0 && b.cn.head.err == nil {
 		b.c.put(b.cn)
 		return
 	}
