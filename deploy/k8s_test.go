@@ -92,8 +92,11 @@ func TestStatefulSetIsARaftCluster(t *testing.T) {
 		t.Errorf("replicas %d, pod management %q; want 3, Parallel", replicas, sts.Spec.PodManagementPolicy)
 	}
 	peers := m.services[sts.Spec.ServiceName]
-	if peers == nil || peers.Spec.ClusterIP != corev1.ClusterIPNone || !peers.Spec.PublishNotReadyAddresses {
-		t.Fatalf("serviceName %q: %+v, want a headless Service publishing not-ready addresses", sts.Spec.ServiceName, peers)
+	if peers == nil {
+		t.Fatalf("serviceName %q: no such Service", sts.Spec.ServiceName)
+	}
+	if peers.Spec.ClusterIP != corev1.ClusterIPNone || !peers.Spec.PublishNotReadyAddresses {
+		t.Errorf("Service %s: clusterIP %q, publishNotReadyAddresses %v; want None, true", peers.Name, peers.Spec.ClusterIP, peers.Spec.PublishNotReadyAddresses)
 	}
 	_, port, err := net.SplitHostPort(f["raft-listen"])
 	if err != nil {
@@ -141,8 +144,11 @@ func TestServicesAndDisruptionBudget(t *testing.T) {
 		}
 	}
 	client := m.services["pistrad"]
-	if client == nil || client.Spec.ClusterIP == corev1.ClusterIPNone || client.Spec.PublishNotReadyAddresses {
-		t.Fatalf("clients' Service: %+v, want a ClusterIP Service of ready pods", client)
+	if client == nil {
+		t.Fatal("no clients' Service pistrad")
+	}
+	if client.Spec.ClusterIP == corev1.ClusterIPNone || client.Spec.PublishNotReadyAddresses {
+		t.Errorf("clients' Service: clusterIP %q, publishNotReadyAddresses %v; want a ClusterIP Service of ready pods", client.Spec.ClusterIP, client.Spec.PublishNotReadyAddresses)
 	}
 	_, port, _ := net.SplitHostPort(flags(t, c)["listen"])
 	if p := containerPort(t, c, "http"); strconv.Itoa(int(p)) != port || servicePort(t, client, "http") != intstr.FromString("http") {
@@ -168,7 +174,7 @@ func TestPodHardened(t *testing.T) {
 	user, exposed := imageUserAndPorts(t)
 	if pod.SecurityContext == nil || pod.SecurityContext.RunAsNonRoot == nil || !*pod.SecurityContext.RunAsNonRoot ||
 		pod.SecurityContext.RunAsUser == nil || strconv.FormatInt(*pod.SecurityContext.RunAsUser, 10) != user {
-		t.Errorf("pod security context %+v, want non-root as the image's user %s", pod.SecurityContext, user)
+		t.Errorf("pod security context %v, want non-root as the image's user %s", pod.SecurityContext, user)
 	}
 	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
 		t.Error("the service account token is mounted")
