@@ -3,7 +3,7 @@ GO ?= go
 # Multiplies each fuzz target's execution count (scripts/fuzz.sh).
 FUZZSCALE ?= 1
 
-.PHONY: run test build gen gencheck policycheck vet fmtcheck unit policytest fuzz bench bench-nginx bench-scale bench-profile chaos
+.PHONY: run test build gen gencheck policycheck vet fmtcheck rules unit policytest fuzz image bench bench-nginx bench-scale bench-profile chaos
 
 run: gen
 	./scripts/run.sh
@@ -29,6 +29,14 @@ vet:
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# The alert rules shipped in deploy/prometheus, checked and their cases run
+# by promtool (Debian's prometheus package, unpacked into .run/promtool when
+# it is not on PATH). The unit tests use the same promtool for the
+# dashboard's queries, so this runs before them.
+rules:
+	@promtool=$$(./scripts/promtool.sh) && $$promtool check rules deploy/prometheus/pistra.rules.yml && \
+		cd deploy/prometheus && $$promtool test rules pistra.rules.test.yml
+
 # vet ran already, in full, as its own target. It includes the short chaos
 # run (bench/chaos TestChaosShort, 12-20 s with its race-built pistrad).
 unit:
@@ -50,7 +58,7 @@ policycheck:
 	$(GO) run -race ./cmd/pistrac check -strict policies
 	@for d in policies/examples/*/; do echo "$$d"; $(GO) run -race ./cmd/pistrac check -strict "$$d" || exit 1; done
 
-test: vet fmtcheck gencheck policycheck unit policytest fuzz
+test: vet fmtcheck gencheck policycheck rules unit policytest fuzz
 
 # The load benchmark, then the per-request and per-chunk costs in allocs/op.
 # BENCHFLAGS passes flags to bench/load, e.g. BENCHFLAGS="-duration 500ms
