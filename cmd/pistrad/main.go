@@ -148,6 +148,11 @@ func run(args []string) error {
 	} else {
 		log.Warn("-ledger-in-memory: budget spend is kept in this process only, forgotten on restart, and not shared with other replicas")
 	}
+	stopTracing, err := setupTracing(&c.opts, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	srv, err := server.New(c.opts)
 	if err != nil {
 		return err

@@ -3,10 +3,14 @@
 package testkit
 
 import (
+	"io"
+	"math"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Counter sums the samples of counter name whose labels include labels
@@ -60,6 +64,65 @@ func samples(t testing.TB, reg prometheus.Gatherer, name string, labels map[stri
 				out = append(out, m)
 			}
 		}
+	}
+	return out
+}
+
+// Scrape parses a Prometheus text exposition, as a scraper reads it: the
+// families by name.
+func Scrape(t testing.TB, r io.Reader) map[string]*dto.MetricFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	return fams
+}
+
+// Series returns the one sample of family name in fams whose labels are
+// exactly labels; it fails the test when there is none.
+func Series(t testing.TB, fams map[string]*dto.MetricFamily, name string, labels map[string]string) *dto.Metric {
+	t.Helper()
+	f, ok := fams[name]
+	if !ok {
+		t.Fatalf("scrape has no %s", name)
+	}
+	for _, m := range f.GetMetric() {
+		if len(m.GetLabel()) != len(labels) {
+			continue
+		}
+		same := true
+		for _, lp := range m.GetLabel() {
+			if v, ok := labels[lp.GetName()]; !ok || v != lp.GetValue() {
+				same = false
+				break
+			}
+		}
+		if same {
+			return m
+		}
+	}
+	t.Fatalf("scrape has no %s%v; it has %v", name, labels, f.GetMetric())
+	return nil
+}
+
+// Bounds lists a histogram's bucket upper bounds, without +Inf.
+func Bounds(h *dto.Histogram) []float64 {
+	var out []float64
+	for _, b := range h.GetBucket() {
+		if !math.IsInf(b.GetUpperBound(), 1) {
+			out = append(out, b.GetUpperBound())
+		}
+	}
+	return out
+}
+
+// WithLabel is labels and k=v, a new map.
+func WithLabel(labels map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for lk, lv := range labels {
+		out[lk] = lv
 	}
 	return out
 }

@@ -116,6 +116,13 @@ type LedgerStatus struct {
 	Ready        bool           `json:"ready"`
 	AppliedIndex uint64         `json:"applied_index"`
 	Servers      []LedgerMember `json:"servers,omitempty"`
+	// Term is the raft term the node is in (it rises with each election),
+	// CommitIndex the highest index it knows committed, LastContactMS how
+	// long ago a follower last heard from its leader (0 on the leader, and
+	// before any contact).
+	Term          uint64 `json:"term"`
+	CommitIndex   uint64 `json:"commit_index"`
+	LastContactMS int64  `json:"last_contact_ms"`
 }
 
 // LedgerMember is one member of the ledger cluster's configuration.

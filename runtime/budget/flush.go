@@ -101,6 +101,10 @@ func (g *Gate) writable() bool {
 	return !ok || p.Writable()
 }
 
+// Degraded reports whether the last flush failed: the ledger cannot take
+// this node's spend, which it holds on its own share of each limit.
+func (g *Gate) Degraded() bool { return g.degraded.Load() }
+
 // LastFlush is when spend last reached the ledger and totals were last
 // read back; the zero time before the first flush.
 func (g *Gate) LastFlush() time.Time {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -12,7 +13,11 @@ import (
 // membership is read from raft, for as long as ctx allows.
 func (n *Node) Status(ctx context.Context) admin.LedgerStatus {
 	_, leader := n.raft.LeaderWithID()
-	s := admin.LedgerStatus{ID: n.cfg.ID, State: n.raft.State().String(), Leader: string(leader), AppliedIndex: n.raft.AppliedIndex()}
+	s := admin.LedgerStatus{ID: n.cfg.ID, State: n.raft.State().String(), Leader: string(leader), AppliedIndex: n.raft.AppliedIndex(),
+		Term: n.raft.CurrentTerm(), CommitIndex: n.raft.CommitIndex()}
+	if last := n.raft.LastContact(); !last.IsZero() && !n.leads() {
+		s.LastContactMS = time.Since(last).Milliseconds()
+	}
 	select {
 	case <-n.ready:
 		s.Ready = true

@@ -31,8 +31,9 @@ type Metrics struct {
 	skipped   *prometheus.CounterVec
 	streams   *prometheus.CounterVec
 	tokens    *prometheus.CounterVec
-	// tokenByModel caches tokens' counters by [provider, model]; both come
-	// from the catalog, so it stays as small as the catalog.
+	// tokenByModel caches tokens' counters by [operation, provider,
+	// model]; all come from the catalog or the routes, so it stays as small
+	// as the catalog.
 	tokenByModel sync.Map
 	refusals     *prometheus.CounterVec
 	used         *prometheus.GaugeVec
@@ -46,6 +47,8 @@ type Metrics struct {
 	pickBy      sync.Map
 	poolMembers *prometheus.GaugeVec
 	poolAge     *prometheus.GaugeVec
+	genai       *genai
+	health      *health
 }
 
 // New registers every series on a fresh registry, with the Go runtime and
@@ -122,7 +125,11 @@ func New() *Metrics {
 			Name: "pistra_pool_members_age_seconds",
 			Help: "Time since a pool member set last resolved, as of its latest attempt: rising while DNS fails and the last good set is kept.",
 		}, []string{"provider", "subset"}),
+		genai:  newGenAI(),
+		health: newHealth(),
 	}
+	m.reg.MustRegister(m.genai.collectors()...)
+	m.reg.MustRegister(m.health.collectors()...)
 	m.reg.MustRegister(m.requests, m.duration, m.retries, m.noRetry, m.failovers, m.skipped, m.streams, m.tokens, m.refusals, m.used, m.buckets, m.downgrade, m.panics, m.reloads,
 		m.poolPicks, m.poolMembers, m.poolAge,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -139,7 +146,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Request records one answered request.
 func (m *Metrics) Request(route, provider string, status int, d time.Duration) {
-	code := statusLabel(status)
+	code := StatusLabel(status)
 	m.requests.WithLabelValues(route, provider, code).Inc()
 	m.duration.WithLabelValues(route, provider, code).Observe(d.Seconds())
 }
@@ -182,27 +189,36 @@ func (m *Metrics) StreamFailure(provider, reason string) {
 // the order tokenCounts lists them.
 var tokenTypes = [...]string{"input", "output", "cached_input", "cache_creation_input", "reasoning"}
 
-// tokenCounts holds one (provider, model)'s counters, one per token type,
-// found once and kept, so a request's usage costs no label hashing.
-type tokenCounts [len(tokenTypes)]prometheus.Counter
+// tokenCounts holds one (operation, provider, model)'s counters, one per
+// token type, and its token usage histograms (input and output), found
+// once and kept, so a request's usage costs no label hashing.
+type tokenCounts struct {
+	counters      [len(tokenTypes)]prometheus.Counter
+	input, output prometheus.Observer
+}
 
-// Tokens records the usage provider reported serving model.
-func (m *Metrics) Tokens(provider, model string, u *meter.Usage) {
-	k := [2]string{provider, model}
+// Tokens records the usage provider reported serving model for an answer
+// of operation op.
+func (m *Metrics) Tokens(op, provider, model string, u *meter.Usage) {
+	k := [3]string{op, provider, model}
 	v, ok := m.tokenByModel.Load(k)
 	if !ok {
 		var c tokenCounts
 		for i, typ := range tokenTypes {
-			c[i] = m.tokens.WithLabelValues(provider, model, typ)
+			c.counters[i] = m.tokens.WithLabelValues(provider, model, typ)
 		}
+		c.input = m.genai.tokenUsage.WithLabelValues(op, provider, model, "input")
+		c.output = m.genai.tokenUsage.WithLabelValues(op, provider, model, "output")
 		v, _ = m.tokenByModel.LoadOrStore(k, &c)
 	}
 	c := v.(*tokenCounts)
 	for i, n := range [...]uint64{u.InputTokens, u.OutputTokens, u.CachedInputTokens, u.CacheCreationInputTokens, u.ReasoningTokens} {
 		if n > 0 {
-			c[i].Add(float64(n))
+			c.counters[i].Add(float64(n))
 		}
 	}
+	c.input.Observe(float64(u.InputTokens))
+	c.output.Observe(float64(u.OutputTokens))
 }
 
 // Refused records a request refused before any provider was tried.
@@ -285,7 +301,8 @@ var statusLabels = func() (out [600]string) {
 	return out
 }()
 
-func statusLabel(status int) string {
+// StatusLabel is status as a label, without formatting a common one.
+func StatusLabel(status int) string {
 	if status >= 100 && status < len(statusLabels) {
 		return statusLabels[status]
 	}

@@ -3,6 +3,7 @@ package plan
 import (
 	"slices"
 	"sort"
+	"unsafe"
 )
 
 // Lookup returns the plan for (profile, route, name), or false when the
@@ -20,6 +21,21 @@ func (g *Graph) Lookup(profile int, route Route, name string) (*Plan, bool) {
 		return &g.Plans[es[i].Plan], true
 	}
 	return nil, false
+}
+
+// PlanID is p's index in g.Plans, which a trace names a decision's plan
+// by; -1 when p is not one of them (nil included). p is what Lookup
+// returned, so its index is its offset in the slice.
+func (g *Graph) PlanID(p *Plan) int {
+	if p == nil || len(g.Plans) == 0 {
+		return -1
+	}
+	off := uintptr(unsafe.Pointer(p)) - uintptr(unsafe.Pointer(&g.Plans[0]))
+	i := int(off / unsafe.Sizeof(Plan{}))
+	if off%unsafe.Sizeof(Plan{}) != 0 || i < 0 || i >= len(g.Plans) || &g.Plans[i] != p {
+		return -1
+	}
+	return i
 }
 
 // RoutesOf returns the routes on which profile has a plan for name, in

@@ -97,6 +97,18 @@ func (r Route) Dialect() Dialect {
 	return DialectOpenAI
 }
 
+// Operation is the route's OpenTelemetry GenAI operation name, as spans
+// and the GenAI metrics label it: every conversational route is chat.
+func (r Route) Operation() string {
+	switch r {
+	case RouteCompletions:
+		return "text_completion"
+	case RouteEmbeddings:
+		return "embeddings"
+	}
+	return "chat"
+}
+
 // Tier orders how a provider is reached.
 type Tier string
 

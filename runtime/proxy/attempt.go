@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/pistra/pistra/runtime/meter"
+	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/tracing"
 	"github.com/pistra/pistra/runtime/upstream"
 	"github.com/pistra/pistra/runtime/watchdog"
 )
@@ -44,6 +47,16 @@ type attempt struct {
 	whole  bool
 	usage  meter.Usage
 	stream *streamRelay
+	// What the attempt's metrics and span are told when it ends (told):
+	// when it was sent and for which route, how long its first event took
+	// (streams), and the record of the answer it served, nil until then.
+	start      time.Time
+	route      plan.Route
+	firstChunk time.Duration
+	served     *record.Record
+	metrics    *metrics.Metrics
+	span       tracing.Attempt
+	told       bool
 }
 
 // errTimeout is the cancel cause of an attempt that ran out of time.
@@ -53,8 +66,8 @@ var errTimeout = errors.New("upstream timeout")
 // wait for the response status and headers, then every gap between reads
 // of the body: a stream may run as long as it keeps sending, but an
 // upstream that goes quiet mid-answer is cut rather than waited on forever.
-func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *member) *attempt {
-	a := &attempt{up: up, cand: c}
+func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *member, retry bool) *attempt {
+	a := &attempt{up: up, cand: c, start: time.Now(), route: x.Route, metrics: p.Metrics}
 	ctx, cancel := context.WithCancelCause(x.Body.traced(x.Client.Context()))
 	a.ctx, a.cancel = ctx, cancel
 	if up.Timeout > 0 {
@@ -66,6 +79,9 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *m
 	req := newRequest(ctx, x, ch, m.url(x, c, up), x.Body.forCandidate(c, a.askedUsage))
 	if c.Translate != plan.TranslateNone {
 		fitTranslatedHeaders(req.Header, &x.Body.xlat)
+	}
+	if x.Trace != nil {
+		a.span = x.Trace.Attempt(req.Header, x.attemptStart(a, req, retry))
 	}
 	rt := p.Transport
 	if up.Transport != nil {
@@ -167,8 +183,10 @@ func (a *attempt) dropAnswer() {
 	a.releaseRead()
 }
 
-// finish closes the attempt's body and releases its context and buffers.
+// finish closes the attempt's body and releases its context and buffers,
+// and tells its metrics and span how it went.
 func (a *attempt) finish() {
+	a.tell()
 	if a.resp != nil {
 		a.resp.Body.Close()
 		a.resp = nil

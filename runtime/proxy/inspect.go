@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/plan"
@@ -80,6 +81,8 @@ func (p *Proxy) inspectStream(x *Exchange, a *attempt) {
 		a.failRead(x, fmt.Errorf("stream from %q: %w", a.up.Name, err))
 	case first&meter.Error != 0 && !a.stream.meter.ClientFault():
 		a.fail(class5xx, fmt.Errorf("stream from %q opened with an error event: %w", a.up.Name, a.stream.meter.UpstreamError()))
+	default:
+		a.firstChunk = time.Since(a.start)
 	}
 }
 

@@ -82,6 +82,7 @@ func (p *Proxy) try(x *Exchange, l *loop, ci int) bool {
 // sent.
 func (p *Proxy) passOver(x *Exchange, l *loop, c *plan.Candidate, reason string, e *dialect.Error) {
 	p.Metrics.FailoverSkipped(x.Upstreams[c.Provider].Name, reason)
+	x.Trace.Skip(x.Upstreams[c.Provider].Name, reason, false)
 	l.refused = cmp.Or(l.refused, e)
 	x.passedOver(c, reason, e)
 }
@@ -187,6 +188,7 @@ func (p *Proxy) countSkipsOf(x *Exchange, prov int) {
 		if s.Provider == prov && !slices.Contains(counted, s.Reason) {
 			counted = append(counted, s.Reason)
 			p.Metrics.FailoverSkipped(x.Upstreams[prov].Name, s.Reason)
+			x.Trace.Skip(x.Upstreams[prov].Name, s.Reason, true)
 		}
 	}
 }

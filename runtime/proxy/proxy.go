@@ -16,6 +16,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
+	"github.com/pistra/pistra/runtime/tracing"
 	"github.com/pistra/pistra/runtime/upstream"
 )
 
@@ -74,6 +75,9 @@ type Exchange struct {
 	Admission admission.Request
 	// Record receives what the attempt loop did and what the answer was.
 	Record *record.Record
+	// Trace is the request's span, nil when it is not traced: each
+	// attempt is a span under it, each candidate passed over an event.
+	Trace *tracing.Request
 	// outcome is what the gate is told at settlement; kept here so telling
 	// it allocates nothing.
 	outcome admission.Outcome
@@ -188,7 +192,7 @@ func (p *Proxy) tryCandidate(x *Exchange, l *loop, ci int, c *plan.Candidate, up
 	res, moveOn, m := x.Record, l.moveOn, l.member
 	var asked time.Duration // the shortest retry-after the upstream asked for
 	for try := 0; ; try++ {
-		a := p.send(x, c, up, m)
+		a := p.send(x, c, up, m, try > 0)
 		res.Attempts++
 		p.observe(x, c.Provider, a.class)
 		if a.class == classNone || a.class == classCanceled {

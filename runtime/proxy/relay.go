@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/record"
@@ -63,11 +64,12 @@ func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 // deliver sends status, then src through the pump (body what is left to
 // read of the answer, nil when nothing is), and ends the relay.
 func (p *Proxy) deliver(x *Exchange, a *attempt, status int, src source, body io.Reader, flush bool) {
-	x.Record.Status = status
+	x.Record.Status, x.Record.Sent, x.Record.Streamed = status, time.Now(), flush
 	x.W.WriteHeader(status)
 	e := pump(x.W, flush, src, body)
 	e.seen = src.seen()
 	p.end(x, a.up.Name, e)
+	a.served = x.Record
 }
 
 // relayHeaders sets the client response's headers from the upstream's:

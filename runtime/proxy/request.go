@@ -26,6 +26,9 @@ import (
 //     OpenAI-dialect upstream may refuse what it does not know)
 //   - User-Agent and X-Stainless-*: SDK identification and telemetry
 //   - Accept: what the client can read
+//   - Traceparent, Tracestate: the client's W3C trace context, so the
+//     upstream's spans join the client's trace; a traced gateway writes
+//     its attempt's own in their place (runtime/tracing)
 //
 // A static header of the channel (the provider's, fit to the channel's
 // dialect, and the channel's own; see runtime/upstream) with the same name
@@ -38,7 +41,7 @@ import (
 //
 // The value is the dialect the header is meant for (plan.HeaderDialect),
 // "" for any, looked up once here rather than per request.
-var forwardedHeaders = dialectsOf("Anthropic-Version", "Anthropic-Beta", "User-Agent", "Accept")
+var forwardedHeaders = dialectsOf("Anthropic-Version", "Anthropic-Beta", "User-Agent", "Accept", "Traceparent", "Tracestate")
 
 func dialectsOf(names ...string) map[string]plan.Dialect {
 	m := make(map[string]plan.Dialect, len(names))

@@ -67,6 +67,11 @@ type Record struct {
 	// the client connection must be aborted so the client sees an error
 	// rather than a clean end.
 	Cut bool
+	// Sent is when a relayed answer's status went to the client, zero
+	// when the gateway answered itself; Streamed is set when that answer
+	// was an event stream, so Sent is its first event's time.
+	Sent     time.Time
+	Streamed bool
 }
 
 // StatusClientClosed is recorded when the client went away before an
@@ -130,6 +135,27 @@ func (r *Record) SetServedHeaders(h http.Header, provider, model []string) {
 // Refused records the gateway's own error answer.
 func (r *Record) Refused(e *dialect.Error) {
 	r.Status, r.Code = e.Status, e.Code
+}
+
+// ErrorType is the request's error.type, as its span and the GenAI
+// metrics name it: "" for an answer relayed whole, else the gateway's own
+// code, client_closed for a client that left first, the status of an
+// upstream's error answer relayed as it came, or what ended a relayed
+// answer early (the stream's own error event, or a break).
+func (r *Record) ErrorType() string {
+	switch {
+	case r.Code != "":
+		return string(r.Code)
+	case r.Status == StatusClientClosed:
+		return "client_closed"
+	case r.Cut:
+		return string(dialect.CodeUpstreamStreamIncomplete)
+	case r.Status >= 400:
+		return metrics.StatusLabel(r.Status)
+	case r.Err != nil:
+		return string(dialect.CodeUpstreamError)
+	}
+	return ""
 }
 
 // ProviderLabel is the provider as the metrics and the log name it.

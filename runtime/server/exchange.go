@@ -17,6 +17,7 @@ import (
 	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/route"
 	"github.com/pistra/pistra/runtime/snapshot"
+	"github.com/pistra/pistra/runtime/tracing"
 	"github.com/pistra/pistra/runtime/watchdog"
 )
 
@@ -39,6 +40,10 @@ type exchange struct {
 	// rec is what the request was, for the headers, the log and the
 	// metrics alike.
 	rec record.Record
+	// inference is set on an inference route's request, which the GenAI
+	// metrics count; trace is its span, nil when not traced.
+	inference bool
+	trace     *tracing.Request
 }
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route string, d plan.Dialect) *exchange {
@@ -91,7 +96,8 @@ func (s *Server) refuse(x *exchange, e *dialect.Error) {
 
 // finish logs and counts the request from its record.
 func (s *Server) finish(x *exchange) {
-	d := time.Since(x.rec.Start)
+	now := time.Now()
+	d := now.Sub(x.rec.Start)
 	if x.rec.Status == 0 {
 		x.rec.Status = x.w.status
 	}
@@ -99,8 +105,8 @@ func (s *Server) finish(x *exchange) {
 	if x.rec.Code != "" && x.rec.Attempts == 0 {
 		s.metrics.Refused(string(x.rec.Code))
 	}
-	if c := x.rec.Served; c != nil && x.rec.Usage.Reported {
-		s.metrics.Tokens(x.rec.Provider, c.Model, &x.rec.Usage)
+	if x.inference {
+		s.observeInference(x, now, d)
 	}
 	if s.requests != nil {
 		s.requests.LogRequest(x.rec.Level(), &x.rec, d)

@@ -17,6 +17,7 @@ import (
 // selected candidates to the attempt loop.
 func (s *Server) inference(w http.ResponseWriter, r *http.Request, route plan.Route) {
 	x := s.newExchange(w, r, string(route), route.Dialect())
+	x.inference, x.trace = true, s.tracer.Start(r, x.rec.Start)
 	defer s.recoverPanic(x)
 	if e := s.checkRequest(x, route); e != nil {
 		s.refuse(x, e)
@@ -111,6 +112,9 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 	g := x.snap.Graph
 	d, e := s.decide(x, route)
 	s.countSelection(g, &d)
+	if x.trace != nil {
+		s.traceDecision(x, &d)
+	}
 	if len(d.Lifted) > 0 {
 		s.rules.Lifted(g, x.profile, d.Lifted, x.rec.Start)
 	}
@@ -137,6 +141,7 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 			MaxOutput: x.maxOutput,
 		},
 		Record: &x.rec,
+		Trace:  x.trace,
 	}
 	s.proxy.Serve(&x.px)
 	if c := x.rec.Served; c != nil && d.Selection.Lossy {

@@ -36,6 +36,7 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 	// those requests find.
 	s.circuits.Load(g)
 	s.pools.Load(g)
+	s.metrics.Bundle(g.Digest, s.bundleStatus(g).SignedBy)
 	return snap, nil
 }
 

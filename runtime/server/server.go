@@ -30,6 +30,7 @@ import (
 	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/suspend"
+	"github.com/pistra/pistra/runtime/tracing"
 )
 
 // Loader produces the decision graph to serve and says where it came from.
@@ -90,6 +91,9 @@ type Options struct {
 	// PoolOptions say how pools' member sets are resolved and their
 	// pickers dialled; the server adds its logger and metrics.
 	PoolOptions pool.Options
+	// Tracer traces every inference request (a SERVER span, a CLIENT span
+	// per attempt); nil traces nothing, at no cost per request.
+	Tracer *tracing.Tracer
 	// PublicTLS and AdminTLS, when set, serve that listener over TLS, with
 	// HTTP/2 offered to clients that support it; nil serves cleartext
 	// HTTP/1.1.
@@ -104,6 +108,7 @@ type Server struct {
 	// write them itself (record.JSONHandler); nil: through log.
 	requests requestLogger
 	metrics  *metrics.Metrics
+	tracer   *tracing.Tracer
 	scrape   http.Handler
 	proxy    *proxy.Proxy
 	budgets  *budget.Gate
@@ -140,7 +145,7 @@ type Server struct {
 // served (a missing credential, a bad bundle) is a start-up error.
 func New(o Options) (*Server, error) {
 	o = withDefaults(o)
-	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), errs: make(chan error, 2)}
+	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), tracer: o.Tracer, errs: make(chan error, 2)}
 	s.requests, _ = o.Logger.Handler().(requestLogger)
 	s.scrape = s.metrics.Handler()
 	s.budgets = budget.New(o.Ledger, s.metrics, time.Now)
@@ -173,6 +178,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.snap.Store(snap)
+	s.metrics.ReadHealth(health{s})
 	adminHandler, err := admin.Handler(o.AdminToken, s)
 	if err != nil {
 		s.pools.Close()
