@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -176,14 +178,38 @@ func expand(s string, env map[string]string) string {
 	})
 }
 
+// binDir holds the pistrad the package's tests build once and share.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "deploy-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// pistradBinary builds cmd/pistrad once, on first use.
+var pistradBinary = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(binDir, "pistrad")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/pistrad").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/pistrad: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
 // startPistrad builds and starts pistrad with args and exactly env, waits
 // for its listeners and returns the public one and its log; it is stopped
 // with SIGTERM, and must exit cleanly, when the test ends.
 func startPistrad(t *testing.T, args []string, env map[string]string) (public, adminAddr string, logs *testkit.SyncBuffer) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pistrad")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/pistrad").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/pistrad: %v\n%s", err, out)
+	bin, err := pistradBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
