@@ -60,6 +60,17 @@ policycheck:
 
 test: vet fmtcheck gencheck policycheck rules unit policytest fuzz
 
+# pistrad's container image (deploy/image/Dockerfile: a static binary and the
+# CA roots on an empty base, non-root), built offline into
+# .image/pistrad-image.tar without a container engine; `docker load -i` it,
+# or with Docker: docker build -f deploy/image/Dockerfile -t pistra/pistrad .image
+CA_ROOTS ?= /etc/ssl/certs/ca-certificates.crt
+image:
+	mkdir -p .image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o .image/pistrad ./cmd/pistrad
+	cp $(CA_ROOTS) .image/ca-certificates.crt
+	$(GO) run ./deploy/image -f deploy/image/Dockerfile -context .image -o .image/pistrad-image.tar
+
 # The load benchmark, then the per-request and per-chunk costs in allocs/op.
 # BENCHFLAGS passes flags to bench/load, e.g. BENCHFLAGS="-duration 500ms
 # -rounds 1" for a quick look, or -targets pistrad,leanrelay.
