@@ -17,14 +17,7 @@ import (
 // TestRecipe: the shipped recipe is one this builder reads, and it refuses
 // what would need a pull or an instruction it does not know.
 func TestRecipe(t *testing.T) {
-	b, err := os.ReadFile("Dockerfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := parseRecipe(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := shippedRecipe(t)
 	if r.user != "65532:65532" || !slices.Equal(r.entrypoint, []string{"/pistrad"}) || !slices.Equal(r.exposed, []string{"8080/tcp", "8082/tcp"}) ||
 		len(r.copies) != 2 || r.copies[1] != (copyStep{"pistrad", "/pistrad"}) {
 		t.Errorf("recipe %+v", r)
@@ -56,14 +49,7 @@ func TestImage(t *testing.T) {
 	}
 	write("pistrad", 0o755, "#!binary")
 	write("ca-certificates.crt", 0o600, "roots")
-	b, err := os.ReadFile("Dockerfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := parseRecipe(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := shippedRecipe(t)
 	var one, two bytes.Buffer
 	digest, err := writeImage(&one, r, ctx, "amd64", "pistra/pistrad:test")
 	if err != nil {
@@ -121,6 +107,20 @@ func TestImage(t *testing.T) {
 	if f := got["etc/ssl/certs/ca-certificates.crt"]; string(f.b) != "roots" || f.mode != 0o644 {
 		t.Errorf("the CA roots: %q mode %o", f.b, f.mode)
 	}
+}
+
+// shippedRecipe is the Dockerfile beside this builder, read.
+func shippedRecipe(t *testing.T) recipe {
+	t.Helper()
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseRecipe(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 type entry struct {
