@@ -37,10 +37,12 @@ rules:
 	@promtool=$$(./scripts/promtool.sh) && $$promtool check rules deploy/prometheus/pistra.rules.yml && \
 		cd deploy/prometheus && $$promtool test rules pistra.rules.test.yml
 
-# vet ran already, in full, as its own target. It includes the short chaos
+# vet ran already, in full, as its own target. -timeout: the e2e package
+# runs many processes and passes the 10-minute default on a loaded machine.
+# It includes the short chaos
 # run (bench/chaos TestChaosShort, 12-20 s with its race-built pistrad).
 unit:
-	$(GO) test -race -count=1 -vet=off ./...
+	$(GO) test -race -count=1 -vet=off -timeout 25m ./...
 
 # Every policy's golden routing cases (tests/*.cue), run the way a policy
 # author's CI runs them. -race: the same build configuration as the tests.
