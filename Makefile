@@ -37,10 +37,10 @@ rules:
 	@promtool=$$(./scripts/promtool.sh) && $$promtool check rules deploy/prometheus/pistra.rules.yml && \
 		cd deploy/prometheus && $$promtool test rules pistra.rules.test.yml
 
-# vet ran already, in full, as its own target. -timeout: the e2e package
-# runs many processes and passes the 10-minute default on a loaded machine.
-# It includes the short chaos
+# vet ran already, in full, as its own target. It includes the short chaos
 # run (bench/chaos TestChaosShort, 12-20 s with its race-built pistrad).
+# -timeout: the e2e package runs many processes and nears go test's
+# 10-minute default on a loaded machine.
 unit:
 	$(GO) test -race -count=1 -vet=off -timeout 25m ./...
 
