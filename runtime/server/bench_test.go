@@ -8,11 +8,15 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/pistra/pistra/internal/testkit/dnstest"
 	"github.com/pistra/pistra/internal/testkit/fakepicker"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/pool/extproc"
+	"github.com/pistra/pistra/runtime/tracing"
 )
 
 // BenchmarkInference is the gateway's own per-request cost on the JSON
@@ -20,6 +24,23 @@ import (
 // loop against an in-memory upstream, relay, log line and metrics.
 func BenchmarkInference(b *testing.B) {
 	benchInference(b, newTestServer(b, okUpstream().Unrecorded()))
+}
+
+// BenchmarkInferenceTraced is BenchmarkInference with tracing on at 100%
+// sampling: a SERVER span and a CLIENT span per request, the upstream
+// request carrying the attempt's traceparent, batched to an exporter that
+// drops them (what the SDK costs, short of encoding and sending).
+func BenchmarkInferenceTraced(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { tp.Shutdown(context.Background()) })
+	o := testOptions(testGraph(), okUpstream().Unrecorded())
+	o.Tracer = tracing.New(tp)
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchInference(b, s)
 }
 
 // BenchmarkInferenceWithSuspensions is BenchmarkInference on a gateway
