@@ -139,6 +139,9 @@ func TestTracesRetryAndFailover(t *testing.T) {
 		wantAttrs(t, a, map[string]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": want.provider,
 			"gen_ai.request.model": want.model, "http.response.status_code": want.status, "pistra.attempt": fmt.Sprint(i + 1),
 			"pistra.retry": want.retry, "pistra.failover": want.failover, "server.address": "127.0.0.1", "pistra.tier": "native"})
+		if fr := attrs(a)["gen_ai.response.finish_reasons"].AsStringSlice(); (i == 2) != slices.Equal(fr, []string{"stop"}) {
+			t.Errorf("attempt %d finish reasons %q, want [stop] on the answer served only", i+1, fr)
+		}
 		et, failed := attrs(a)["error.type"]
 		if et.Emit() != want.errType || failed != (want.errType != "") || (a.Status().Code == codes.Error) != failed {
 			t.Errorf("attempt %d: error.type %q (set %v), status %v; want %q", i+1, et.Emit(), failed, a.Status(), want.errType)

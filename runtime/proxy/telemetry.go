@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/tracing"
 )
 
@@ -54,6 +55,9 @@ func (a *attempt) tell() {
 		}
 		if e.Err == nil {
 			e.Err = a.served.Err
+		}
+		if a.whole && a.head != nil && e.Status/100 == 2 {
+			e.FinishReasons = meter.FinishReasons(meter.ShapeOf(a.cand.Translate.Upstream(a.route)), *a.head, nil)
 		}
 	}
 	a.span.End(&e, now)
