@@ -136,6 +136,11 @@ func TestCircuitOpensSkipsAndCloses(t *testing.T) {
 	if !strings.Contains(e.logs.String(), `"msg":"circuit open","provider":"up-openai"`) {
 		t.Error("no log line for the circuit opening")
 	}
+	reg := e.srv.Metrics().Registry()
+	if open, closed := testkit.Gauge(t, reg, "pistra_circuit_state", map[string]string{"provider": "up-openai"}),
+		testkit.Gauge(t, reg, "pistra_circuit_state", map[string]string{"provider": "up-anthropic"}); open != 1 || closed != 0 {
+		t.Errorf("pistra_circuit_state: up-openai %v, up-anthropic %v; want 1 (open) and 0 (closed)", open, closed)
+	}
 
 	// Open: passed over untried, and counted.
 	if by := e.servedBy(t); by != "backup-openai" || e.openai.Calls() != 4 {

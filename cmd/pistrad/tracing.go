@@ -21,7 +21,7 @@ func setupTracing(o *server.Options, log *slog.Logger) (stop func(), err error) 
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
-	t, shutdown, err := tracing.Setup(context.Background(), os.Getenv)
+	t, shutdown, err := tracing.Setup(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}

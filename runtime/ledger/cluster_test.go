@@ -37,10 +37,18 @@ func TestLeaderLossElectsAnotherAndAddsGoOn(t *testing.T) {
 	old := c.leader()
 	mustAdd(t, old, budget.Delta{Key: key("a"), Spent: 1})
 	c.converged()
+	term := old.Status(context.Background()).Term
 	c.stop(old)
 
-	if l := c.leader(); l == old {
+	l := c.leader()
+	if l == old {
 		t.Fatal("the stopped node still leads")
+	}
+	// What the raft gauges read: an election is a higher term, and the
+	// leader has no last contact of its own.
+	if st := l.Status(context.Background()); st.Term <= term || st.CommitIndex < st.AppliedIndex || st.LastContactMS != 0 {
+		t.Errorf("new leader's status: term %d (old leader's %d), commit %d, applied %d, last contact %d ms",
+			st.Term, term, st.CommitIndex, st.AppliedIndex, st.LastContactMS)
 	}
 	for _, tn := range c.live() {
 		mustAdd(t, tn, budget.Delta{Key: key("a"), Spent: 10})

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/tracing"
 )
 
@@ -22,9 +23,10 @@ func (x *Exchange) attemptStart(a *attempt, req *http.Request, retry bool) *trac
 }
 
 // tell records the attempt, once, in gen_ai_client_operation_duration
-// (and its time to first chunk when it streamed) and on its span. An
-// attempt that served is told on its relay's end, with the request's
-// error type (how the relay ended); one that did not, with its failure.
+// (and its time to first chunk when it streamed) and on its span. A
+// failed attempt is told its failure class, even when its answer was
+// relayed (the one candidate's upstream error); one that served, on its
+// relay's end, the request's error type (how the relay ended).
 func (a *attempt) tell() {
 	if a.told || a.start.IsZero() {
 		return
@@ -33,10 +35,10 @@ func (a *attempt) tell() {
 	now := time.Now()
 	errType := ""
 	switch {
-	case a.served != nil:
-		errType = a.served.ErrorType()
 	case a.class != classNone || a.broken:
 		errType = a.failureName()
+	case a.served != nil:
+		errType = a.served.ErrorType()
 	}
 	a.metrics.Attempt(a.route.Operation(), a.up.Name, a.cand.Model, errType, now.Sub(a.start), a.firstChunk)
 	if !a.span.On() {
@@ -53,6 +55,9 @@ func (a *attempt) tell() {
 		}
 		if e.Err == nil {
 			e.Err = a.served.Err
+		}
+		if a.whole && a.head != nil && e.Status/100 == 2 {
+			e.FinishReasons = meter.FinishReasons(meter.ShapeOf(a.cand.Translate.Upstream(a.route)), *a.head, nil)
 		}
 	}
 	a.span.End(&e, now)

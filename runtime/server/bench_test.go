@@ -5,14 +5,19 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/pistra/pistra/internal/testkit/dnstest"
 	"github.com/pistra/pistra/internal/testkit/fakepicker"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/pool/extproc"
+	"github.com/pistra/pistra/runtime/tracing"
 )
 
 // BenchmarkInference is the gateway's own per-request cost on the JSON
@@ -20,6 +25,23 @@ import (
 // loop against an in-memory upstream, relay, log line and metrics.
 func BenchmarkInference(b *testing.B) {
 	benchInference(b, newTestServer(b, okUpstream().Unrecorded()))
+}
+
+// BenchmarkInferenceTraced is BenchmarkInference with tracing on at 100%
+// sampling: a SERVER span and a CLIENT span per request, the upstream
+// request carrying the attempt's traceparent, batched to an exporter that
+// drops them (what the SDK costs, short of encoding and sending).
+func BenchmarkInferenceTraced(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { tp.Shutdown(context.Background()) })
+	o := testOptions(testGraph(), okUpstream().Unrecorded())
+	o.Tracer = tracing.New(tp)
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchInference(b, s)
 }
 
 // BenchmarkInferenceWithSuspensions is BenchmarkInference on a gateway
@@ -110,6 +132,7 @@ func benchInference(b *testing.B, s *Server) {
 	req.Header.Set("Content-Type", "application/json")
 	w := &discardWriter{h: http.Header{}}
 	b.ReportAllocs()
+	cpu := processCPU()
 	for b.Loop() {
 		req.Body = readCloser{bytes.NewReader(body)}
 		req.ContentLength = int64(len(body))
@@ -119,6 +142,19 @@ func benchInference(b *testing.B, s *Server) {
 			b.Fatalf("status %d", w.status)
 		}
 	}
+	// CPU time rather than wall time: what a request costs the process,
+	// its background goroutines (a span batcher's) included, and less
+	// swayed than ns/op by a machine shared with other work.
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 type readCloser struct{ *bytes.Reader }

@@ -63,7 +63,7 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route strin
 func (s *Server) release(x *exchange) {
 	x.body.Release()
 	x.caps = caps.Reader{} // drop the reference to the recycled body
-	x.px, x.rec, x.snap, x.r = proxy.Exchange{}, record.Record{}, nil, nil
+	x.px, x.rec, x.snap, x.r, x.trace = proxy.Exchange{}, record.Record{}, nil, nil, nil
 	x.w.reset(nil, 0)
 	s.exchanges.Put(x)
 }

@@ -81,6 +81,8 @@ type AttemptEnd struct {
 	// stream; Usage what the served answer reported, nil otherwise.
 	FirstChunk time.Duration
 	Usage      *meter.Usage
+	// FinishReasons are the served answer's, when it was read whole.
+	FinishReasons []string
 }
 
 // End closes the attempt's span at end.
@@ -98,6 +100,9 @@ func (a Attempt) End(e *AttemptEnd, end time.Time) {
 	}
 	if e.Usage != nil {
 		attrs = usageAttrs(attrs, e.Usage)
+	}
+	if len(e.FinishReasons) > 0 {
+		attrs = append(attrs, attribute.StringSlice(finishReasons, e.FinishReasons))
 	}
 	if e.ErrorType != "" {
 		attrs = append(attrs, attribute.String(errorType, e.ErrorType))

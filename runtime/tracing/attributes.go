@@ -10,6 +10,7 @@ const (
 	responseModel       = "gen_ai.response.model"
 	requestStream       = "gen_ai.request.stream"
 	timeToFirstChunk    = "gen_ai.response.time_to_first_chunk"
+	finishReasons       = "gen_ai.response.finish_reasons"
 	inputTokens         = "gen_ai.usage.input_tokens"
 	outputTokens        = "gen_ai.usage.output_tokens"
 	cacheReadTokens     = "gen_ai.usage.cache_read.input_tokens"

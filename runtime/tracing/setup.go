@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -59,16 +60,16 @@ func Configured(getenv func(string) string) (Exporter, error) {
 	return ExportNone, fmt.Errorf("OTLP protocol %q: this build speaks grpc or http/protobuf", p)
 }
 
-// Setup builds the tracer the environment asks for (Configured): nil and
-// a no-op shutdown when tracing is off. The exporter reads its endpoint,
+// Setup builds the tracer the process's environment asks for
+// (Configured): nil and a no-op shutdown when tracing is off. The exporter reads its endpoint,
 // headers, timeout and TLS from the standard OTEL_EXPORTER_OTLP_*
 // variables, the SDK its sampler (OTEL_TRACES_SAMPLER[_ARG]) and batching
 // (OTEL_BSP_*), the resource OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES (service.name defaults to pistrad). shutdown
 // flushes what is queued, within its context.
-func Setup(ctx context.Context, getenv func(string) string) (t *Tracer, shutdown func(context.Context) error, err error) {
+func Setup(ctx context.Context) (t *Tracer, shutdown func(context.Context) error, err error) {
 	noop := func(context.Context) error { return nil }
-	how, err := Configured(getenv)
+	how, err := Configured(os.Getenv)
 	if err != nil || how == ExportNone {
 		return nil, noop, err
 	}

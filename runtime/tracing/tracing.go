@@ -117,11 +117,15 @@ func (q *Request) End(r *record.Record, op, model string, end time.Time) {
 	s.SetAttributes(attrs...)
 	if et := r.ErrorType(); et != "" {
 		s.SetAttributes(attribute.String(errorType, et))
-		desc := et
-		if r.Err != nil {
-			desc = r.Err.Error()
+		// As for any HTTP server span, a client's error (4xx) is an
+		// answer, not a failure of the gateway.
+		if r.Status >= 500 || r.Cut {
+			desc := et
+			if r.Err != nil {
+				desc = r.Err.Error()
+			}
+			s.SetStatus(codes.Error, desc)
 		}
-		s.SetStatus(codes.Error, desc)
 	}
 	s.End(trace.WithTimestamp(end))
 }
