@@ -3,6 +3,8 @@ package translate
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/pistra/pistra/runtime/plan"
 )
 
 func TestLowerSchema(t *testing.T) {
@@ -66,5 +68,62 @@ func TestLowerSchemaRefusesNonSchemas(t *testing.T) {
 		if out, _, err := LowerSchema(json.RawMessage(in)); err == nil {
 			t.Errorf("LowerSchema(%s) = %s, want an error", in, out)
 		}
+	}
+}
+
+// TestOpenAIToAnthropicLowersStrictSchemas: a strict tool's schema and a
+// response_format schema reach Anthropic lowered (integer bounds, which
+// OpenAI's strict mode takes and Anthropic's refuses with a 400, move into
+// the description), a tool that is not strict keeps its schema whole, and
+// RequestLosses declares strict_tools and structured_output lost for that
+// request, but not for schemas of portable keywords.
+func TestOpenAIToAnthropicLowersStrictSchemas(t *testing.T) {
+	bounded := `{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":5}},"required":["n"],"additionalProperties":false}`
+	lowered := `{"type":"object","properties":{"n":{"type":"integer","description":"{minimum: 1, maximum: 5}"}},"required":["n"],"additionalProperties":false}`
+	portable := `{"type":"object","properties":{"u":{"type":"string","enum":["c","f"]}},"required":["u"],"additionalProperties":false}`
+	body := func(schema, format string) string {
+		return `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` +
+			`{"type":"function","function":{"name":"strict","strict":true,"parameters":` + schema + `}},` +
+			`{"type":"function","function":{"name":"loose","parameters":` + bounded + `}}],` +
+			`"response_format":{"type":"json_schema","json_schema":{"name":"x","strict":true,"schema":` + format + `}}}`
+	}
+	var out struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		} `json:"tools"`
+		OutputConfig struct {
+			Format struct {
+				Schema json.RawMessage `json:"schema"`
+			} `json:"format"`
+		} `json:"output_config"`
+	}
+	raw, _, err := OpenAIToAnthropicRequest(nil, []byte(body(bounded, bounded)), probeOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Tools) != 2 || string(out.Tools[0].InputSchema) != lowered || string(out.Tools[1].InputSchema) != bounded ||
+		string(out.OutputConfig.Format.Schema) != lowered {
+		t.Errorf("translated %s\nwant the strict tool and the format lowered to %s, the loose tool whole", raw, lowered)
+	}
+	used := plan.Of(plan.CapStrictTools, plan.CapStructuredOutput)
+	for _, c := range []struct {
+		schema, format string
+		want           plan.CapSet
+	}{
+		{bounded, bounded, used},
+		{bounded, portable, plan.Of(plan.CapStrictTools)},
+		{portable, bounded, plan.Of(plan.CapStructuredOutput)},
+		{portable, portable, 0},
+	} {
+		if got := RequestLosses(plan.TranslateOpenAIAnthropic, []byte(body(c.schema, c.format)), used); got != c.want {
+			t.Errorf("tool %s, format %s: RequestLosses %v, want %v", c.schema, c.format, got, c.want)
+		}
+	}
+	if got := RequestLosses(plan.TranslateAnthropicOpenAI, []byte(body(bounded, bounded)), used); got != 0 {
+		t.Errorf("anthropic_openai lowers nothing, RequestLosses says %v", got)
 	}
 }
