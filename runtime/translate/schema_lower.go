@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -182,7 +183,7 @@ func withAdvice(kept, moved []schemaMember) ([]schemaMember, error) {
 	var desc string
 	if kept[i].val != nil {
 		if err := json.Unmarshal(kept[i].val, &desc); err != nil {
-			return nil, fmt.Errorf("description must be a string")
+			return nil, errors.New("description must be a string")
 		}
 		desc += "\n\n"
 	}
@@ -195,7 +196,7 @@ func withAdvice(kept, moved []schemaMember) ([]schemaMember, error) {
 func schemaMembers(raw json.RawMessage) ([]schemaMember, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("must be a JSON object or a boolean")
+		return nil, errors.New("must be a JSON object or a boolean")
 	}
 	var out []schemaMember
 	for dec.More() {
