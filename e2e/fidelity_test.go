@@ -310,7 +310,7 @@ func TestCatalogReport(t *testing.T) {
 		"native-openai native openai native strict_tools+structured_output+prompt_caching+extended_thinking+usage_details+audio_input+multi_choice native   -",
 		// Anthropic clients reach native-openai through the translator: what
 		// they keep, on the translator's claim.
-		"native-openai native anthropic translation extended_thinking+audio_input+multi_choice translation:anthropic_openai  " +
+		"native-openai native anthropic translation audio_input+multi_choice translation:anthropic_openai  " +
 			translate.Claim(plan.TranslateAnthropicOpenAI) + " -",
 		"relay openai-compat openai provider_compat strict_tools+structured_output " + relayOrigin + " 2026-10-01 " + relaySource + " dated",
 		"claude-compat compat anthropic provider_compat prompt_caching " + claudeOrigin + " 2026-09-15 " + claudeSource + " dated",

@@ -68,7 +68,34 @@ func droppedBy(t *testing.T, pair plan.Translation) plan.CapSet {
 	if !usageSplitsSurvive(t, pair) {
 		lost |= plan.Of(plan.CapUsageDetails)
 	}
+	if pair == plan.TranslateAnthropicOpenAI && !thinkingComesBack(t) {
+		lost |= plan.Of(plan.CapExtendedThinking)
+	}
 	return lost
+}
+
+// thinkingComesBack translates the answer of an OpenAI upstream that
+// reasoned and reports whether the Anthropic client gets a thinking block:
+// its extended_thinking is the blocks, not only the upstream reasoning.
+func thinkingComesBack(t *testing.T) bool {
+	t.Helper()
+	out, _, err := translate.OpenAIToAnthropicResponse([]byte(`{"id":"c","choices":[{"message":{"content":"x"},"finish_reason":"stop"}],`+
+		`"usage":{"prompt_tokens":13,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":4}}}`), "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Content []struct {
+			Type string `json:"type"`
+		} `json:"content"`
+	}
+	mustDecode(t, out, &got)
+	for _, b := range got.Content {
+		if b.Type == "thinking" {
+			return true
+		}
+	}
+	return false
 }
 
 // usageSplitsSurvive translates a response reporting 3 cache-written and 4

@@ -78,10 +78,14 @@ func (r *Reader) Caps() plan.CapSet {
 	if !r.done {
 		r.caps = Read(r.route, r.body)
 		r.done = true
-		r.body = nil
 	}
 	return r.caps
 }
+
+// Body returns the body r reads, for the decision that follows the read
+// (what a translation loses of it); it is the caller's, unchanged only
+// until the request edits it.
+func (r *Reader) Body() []byte { return r.body }
 
 // needle is a byte sequence whose absence proves a capability unused.
 type needle struct {

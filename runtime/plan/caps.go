@@ -135,7 +135,10 @@ func (s *CapSet) UnmarshalJSON(b []byte) error {
 }
 
 // TranslationLosses is what each wired translation pair cannot carry.
+// anthropic_openai loses extended_thinking although it asks for the
+// reasoning: Chat Completions never returns the thinking, and an Anthropic
+// client's thinking is the blocks it gets back.
 var TranslationLosses = map[Translation]CapSet{
 	TranslateOpenAIAnthropic: Of(CapAudioInput, CapMultiChoice, CapUsageDetails),
-	TranslateAnthropicOpenAI: Of(CapStrictTools, CapPromptCaching, CapStructuredOutput, CapUsageDetails),
+	TranslateAnthropicOpenAI: Of(CapStrictTools, CapPromptCaching, CapStructuredOutput, CapExtendedThinking, CapUsageDetails),
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pistra/pistra/runtime/caps"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/translate"
 )
 
 // Query names what is decided: whose request (the profile's index), on
@@ -48,8 +49,13 @@ type Decision struct {
 }
 
 // CapSource is the body's capability read; *caps.Reader, memoized per
-// request, in pistrad.
-type CapSource interface{ Caps() plan.CapSet }
+// request, in pistrad. Body is the body read, for what a translation loses
+// of that body in particular (translate.RequestLosses); nil when the
+// capabilities are stated rather than read.
+type CapSource interface {
+	Caps() plan.CapSet
+	Body() []byte
+}
 
 var _ CapSource = (*caps.Reader)(nil)
 
@@ -59,6 +65,9 @@ type Fixed plan.CapSet
 
 // Caps returns f.
 func (f Fixed) Caps() plan.CapSet { return plan.CapSet(f) }
+
+// Body returns nil: stated capabilities have no body.
+func (Fixed) Body() []byte { return nil }
 
 // Decide looks the plan up, restores the candidates only suspended rules
 // deny (a bit test when none is), puts its candidates to rules (nil for none),
@@ -88,6 +97,9 @@ func Decide(g *plan.Graph, q Query, src CapSource, rules *Rules, buf []int) (Dec
 		return d, noCandidateError(g, q, d.Skips)
 	}
 	d.Used, d.Read = capsUsed(nativeOnly, d.Candidates, q.Route, src)
+	if d.Read {
+		d.Candidates = narrowByBody(d.Candidates, d.Used, src.Body())
+	}
 	d.Selection = plan.Select(d.Candidates, d.Used, g.LossAction(q.Profile), buf)
 	if d.Selection.Rejected {
 		return d, fidelityError(g, &d, q.Model)
@@ -126,11 +138,37 @@ func capsUsed(nativeOnly bool, cands []plan.Candidate, route plan.Route, src Cap
 	}
 	detectable := caps.Detectable(route)
 	for i := range cands {
-		if detectable&^cands[i].Preserves != 0 {
+		if detectable&^(cands[i].Preserves&^translate.BodyLosable(cands[i].Translate)) != 0 {
 			return src.Caps(), true
 		}
 	}
 	return 0, false
+}
+
+// narrowByBody takes from each translated candidate's preserves what its
+// pair loses of this body in particular (translate.RequestLosses: a strict
+// schema the upstream cannot enforce whole), copying the candidates only
+// when one loses something. A pair judges the body again only when the
+// pair changes from one translated candidate to the next.
+func narrowByBody(cands []plan.Candidate, used plan.CapSet, body []byte) []plan.Candidate {
+	judged, lost, copied := plan.TranslateNone, plan.CapSet(0), false
+	for i := range cands {
+		t := cands[i].Translate
+		if t == plan.TranslateNone || used&translate.BodyLosable(t) == 0 {
+			continue
+		}
+		if t != judged {
+			judged, lost = t, translate.RequestLosses(t, body, used)
+		}
+		if lost&cands[i].Preserves == 0 {
+			continue
+		}
+		if !copied {
+			cands, copied = slices.Clone(cands), true
+		}
+		cands[i].Preserves &^= lost
+	}
+	return cands
 }
 
 // Origins lists the distinct claim origins of the candidates selection

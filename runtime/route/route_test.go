@@ -17,6 +17,7 @@ type countingCaps struct {
 }
 
 func (c *countingCaps) Caps() plan.CapSet { c.asked++; return c.used }
+func (c *countingCaps) Body() []byte      { return nil }
 
 // TestCapsReadOnlyWhenItMatters: a native-only plan never asks the reader,
 // nor does one whose every candidate keeps all a route's reader can see.

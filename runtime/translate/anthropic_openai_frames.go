@@ -1,6 +1,6 @@
 package translate
 
-import "encoding/json"
+import "strconv"
 
 // Frame writers of the anthropic→openai stream. Every Anthropic event is
 // written with its event: line: Anthropic SDKs discard events without one.
@@ -45,7 +45,8 @@ func (s *openAIToAnthropicStream) beginDelta(block int) {
 	s.out = append(s.out, `,"delta":`...)
 }
 
-// appendFinal writes message_delta, with the stop reason and the usage, and
+// appendFinal writes message_delta, with the stop reason and the whole
+// usage (every count, as clients overwrite message_start's with these), and
 // message_stop.
 func (s *openAIToAnthropicStream) appendFinal() {
 	s.closeBlock()
@@ -56,8 +57,7 @@ func (s *openAIToAnthropicStream) appendFinal() {
 	s.out = append(s.out, `","stop_sequence":`...)
 	s.out = appendJSONStringOr(s.out, s.stopSeqIf(seq), "null")
 	s.out = append(s.out, `},"usage":`...)
-	usage, _ := json.Marshal(anthropicUsage(s.Usage())) // numbers only: cannot fail
-	s.out = append(s.out, usage...)
+	s.out = appendAnthropicUsage(s.out, anthropicUsage(s.Usage()))
 	s.out = append(s.out, '}')
 	s.endEvent()
 	s.beginEvent("message_stop")
@@ -89,4 +89,18 @@ func appendJSONStringOr(b, raw []byte, alt string) []byte {
 		return append(b, raw...)
 	}
 	return append(b, alt...)
+}
+
+// appendAnthropicUsage writes u as antClientUsage marshals, without the
+// allocation of marshalling.
+func appendAnthropicUsage(b []byte, u antClientUsage) []byte {
+	b = append(b, `{"input_tokens":`...)
+	b = strconv.AppendUint(b, u.InputTokens, 10)
+	b = append(b, `,"cache_creation_input_tokens":`...)
+	b = strconv.AppendUint(b, u.CacheCreationInputTokens, 10)
+	b = append(b, `,"cache_read_input_tokens":`...)
+	b = strconv.AppendUint(b, u.CacheReadInputTokens, 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendUint(b, u.OutputTokens, 10)
+	return append(b, '}')
 }

@@ -67,8 +67,9 @@ const (
 	budgetHigh   = 16384
 )
 
-// thinkingToEffort maps thinking onto reasoning_effort (extended_thinking is
-// preserved by this pair, so thinking that is on is always asked for). An
+// thinkingToEffort maps thinking onto reasoning_effort, so the upstream
+// reasons as asked, although its answer carries no thinking back
+// (extended_thinking is lost by this pair). An
 // explicit output_config.effort wins; a budget maps by size; adaptive and
 // between_tools without an effort ask for medium, OpenAI's own default,
 // rather than leave it unsaid. Disabled, or no thinking, sends nothing:

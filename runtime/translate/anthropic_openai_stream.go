@@ -92,7 +92,8 @@ type openAIToAnthropicStream struct {
 // client. clientModel goes into message_start's model unless the first
 // upstream chunk names the model that served.
 //
-// message_start is sent on the first chunk; content and refusal deltas open a
+// message_start is sent on the first chunk with output or usage, with the
+// input counts when the upstream has reported them by then; content and refusal deltas open a
 // text block, tool_calls fragments open a tool_use block per call (by index,
 // or by a new id reusing an index) with arguments as input_json_delta. The
 // finish reason closes the open block; message_delta, carrying the stop
@@ -126,10 +127,10 @@ func (s *openAIToAnthropicStream) Event(data []byte) error {
 	if len(s.chunk.Error) > 0 && string(s.chunk.Error) != "null" {
 		return s.upstreamError()
 	}
-	if s.state == awaitingStart {
+	s.usage.Read(s.chunk.Usage) // a whole-request figure: the latest replaces
+	if s.state == awaitingStart && (s.chunkHasOutput() || (len(s.chunk.Usage) > 0 && string(s.chunk.Usage) != "null")) {
 		s.start()
 	}
-	s.usage.Read(s.chunk.Usage) // a whole-request figure: the latest replaces
 	for i := range s.chunk.Choices {
 		if c := &s.chunk.Choices[i]; c.Index == 0 {
 			s.choice(c)
@@ -161,9 +162,27 @@ func (s *openAIToAnthropicStream) start() {
 	s.out = append(s.out, id...)
 	s.out = append(s.out, `,"type":"message","role":"assistant","model":`...)
 	s.out = append(s.out, s.model...)
-	s.out = append(s.out, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`...)
+	s.out = append(s.out, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
+	s.out = appendAnthropicUsage(s.out, anthropicUsage(s.Usage()))
+	s.out = append(s.out, "}}"...)
 	s.endEvent()
 	s.state = streaming
+}
+
+// chunkHasOutput reports whether the chunk carries anything of the first
+// choice's answer. message_start waits for that (or for usage): a chunk
+// of only the role says nothing, and a server that reports usage before
+// the output (vLLM's continuous usage) then has its input counted in
+// message_start, which some clients read the input from and nothing else.
+func (s *openAIToAnthropicStream) chunkHasOutput() bool {
+	for i := range s.chunk.Choices {
+		c := &s.chunk.Choices[i]
+		if c.Index == 0 && (!isEmptyJSONString(c.Delta.Content) || !isEmptyJSONString(c.Delta.Refusal) ||
+			len(c.Delta.ToolCalls) > 0 || isJSONString(c.FinishReason)) {
+			return true
+		}
+	}
+	return false
 }
 
 // choice translates the first choice's delta and finish reason.

@@ -97,7 +97,16 @@ func anthropicOpenAIProbes() []lossProbe {
 		{plan.CapStrictTools, antProbe(`{"model":"m","max_tokens":5,"messages":[],`+tools+`}`, `"strict"`)},
 		{plan.CapStructuredOutput, antProbe(`{"model":"m","max_tokens":5,"messages":[],"output_config":{"format":{"type":"json_schema","schema":{"type":"object"}}}}`, "response_format", "json_schema")},
 		{plan.CapPromptCaching, antProbe(`{"model":"m","max_tokens":5,"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[],`+tools+`}`, "cache")},
-		{plan.CapExtendedThinking, antProbe(`{"model":"m","max_tokens":5000,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[]}`, "reasoning_effort")},
+		{plan.CapExtendedThinking, func(t *testing.T) bool {
+			asked := antProbe(`{"model":"m","max_tokens":5000,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[]}`, "reasoning_effort")(t)
+			// An Anthropic client's thinking is the blocks it gets back: the
+			// answer of an upstream that reasoned must carry one.
+			out, _, err := OpenAIToAnthropicResponse([]byte(`{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5,"completion_tokens_details":{"reasoning_tokens":4}}}`), "m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return asked || lacks(out, `"type":"thinking"`)
+		}},
 		{plan.CapUsageDetails, func(t *testing.T) bool {
 			out, _, err := OpenAIToAnthropicResponse([]byte(`{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":2,"cache_write_tokens":3},"completion_tokens_details":{"reasoning_tokens":4}}}`), "m")
 			if err != nil {

@@ -53,8 +53,9 @@ func effortToThinking(effort string) (*antThinking, *antOutputConfig, error) {
 }
 
 // withOutputFormat maps response_format onto output_config.format
-// (structured_output is preserved by this pair). JSON mode, which has no
-// schema, becomes the schema of any object.
+// (structured_output is preserved by this pair, unless the schema had to
+// be lowered: RequestLosses). JSON mode, which has no schema, becomes the
+// schema of any object.
 func withOutputFormat(cfg *antOutputConfig, rf *oaiResponseFormat) (*antOutputConfig, error) {
 	if rf == nil || rf.Type == "text" {
 		return cfg, nil
@@ -62,7 +63,10 @@ func withOutputFormat(cfg *antOutputConfig, rf *oaiResponseFormat) (*antOutputCo
 	var schema json.RawMessage
 	switch {
 	case rf.Type == "json_schema" && rf.JSONSchema != nil && len(rf.JSONSchema.Schema) > 0:
-		schema = rf.JSONSchema.Schema
+		var err error
+		if schema, _, err = LowerSchema(rf.JSONSchema.Schema); err != nil {
+			return nil, fmt.Errorf("openai request: response_format.json_schema.schema: %w", err)
+		}
 	case rf.Type == "json_object":
 		schema = json.RawMessage(`{"type":"object"}`)
 	default:

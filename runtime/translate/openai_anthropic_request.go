@@ -17,12 +17,13 @@ import (
 // Carried: system and developer messages (hoisted, in order, into the
 // top-level system, as Anthropic has no mid-conversation system turn), turns
 // (consecutive same-role turns merged, tool messages as user tool_result
-// blocks), text and image parts, tools (strict kept) and tool_choice,
+// blocks), text and image parts, tools (strict kept, a strict schema
+// lowered to what Anthropic's strict mode takes) and tool_choice,
 // parallel_tool_calls, tool call ids, stop, temperature (capped at
 // Anthropic's maximum of 1) and top_p, max tokens, user or safety_identifier
 // as metadata.user_id, reasoning_effort as adaptive thinking with an effort
 // (or the thinking object Anthropic's compatible endpoint takes, as it is),
-// response_format as output_config.format, prompt cache breakpoints and
+// response_format as output_config.format (its schema lowered), prompt cache breakpoints and
 // retention as cache_control, and stream.
 //
 // Dropped: input_audio parts and n (the declared losses), and frequency and
@@ -280,6 +281,14 @@ func oaiToolsToAnthropic(tools []oaiTool) ([]antTool, error) {
 		if len(schema) == 0 || string(schema) == "null" {
 			// Anthropic requires a schema; OpenAI's default is no parameters.
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		if isTrue(t.Function.Strict) {
+			// Anthropic's strict mode refuses keywords OpenAI's takes;
+			// lowered, they advise the model (RequestLosses declares it).
+			var err error
+			if schema, _, err = LowerSchema(schema); err != nil {
+				return nil, fmt.Errorf("openai request: tools[%d].function.parameters: %w", i, err)
+			}
 		}
 		out = append(out, antTool{
 			Name: t.Function.Name, Description: t.Function.Description,

@@ -28,6 +28,8 @@
 //   - strict_tools: tools[].strict is removed.
 //   - prompt_caching: cache_control (top level, system, tools, blocks) is removed.
 //   - structured_output: output_config.format is removed.
+//   - extended_thinking: thinking is asked for as reasoning_effort, but Chat
+//     Completions returns no thinking, so the answer has no thinking block.
 //   - usage_details: cache_creation_input_tokens is reported as 0 (writes stay
 //     inside input_tokens) and no thinking-token split is reported.
 //

@@ -115,3 +115,43 @@ func meterStream(shape meter.Shape, upstream string) meter.Usage {
 	}
 	return m.Usage()
 }
+
+// TestMessageStartCarriesEarlyInput: an OpenAI-compatible upstream that
+// reports usage before the output (vLLM's continuous usage stats: every
+// chunk, the role chunk first) has its input counted in the translated
+// message_start, where LangChain reads the input and nowhere else; an
+// upstream reporting usage only at the end leaves message_start at zero.
+// Either way the final message_delta states every count.
+func TestMessageStartCarriesEarlyInput(t *testing.T) {
+	chunk := func(delta, finish, usage string) string {
+		return `data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":` + delta +
+			`,"finish_reason":` + finish + `}],"usage":` + usage + "}\n\n"
+	}
+	early := `{"prompt_tokens":1117,"completion_tokens":0,"total_tokens":1117,"prompt_tokens_details":{"cached_tokens":1024}}`
+	final := `{"prompt_tokens":1117,"completion_tokens":2,"total_tokens":1119,"prompt_tokens_details":{"cached_tokens":1024}}`
+	fullDelta := `"usage":{"input_tokens":93,"cache_creation_input_tokens":0,"cache_read_input_tokens":1024,"output_tokens":2}`
+	for _, tt := range []struct {
+		name, upstream, start string
+	}{
+		{"usage from the role chunk on", chunk(`{"role":"assistant"}`, "null", early) + chunk(`{"content":"Hi"}`, "null", early) +
+			chunk(`{}`, `"stop"`, final) + "data: [DONE]\n\n",
+			`"usage":{"input_tokens":93,"cache_creation_input_tokens":0,"cache_read_input_tokens":1024,"output_tokens":0}`},
+		{"usage after a role chunk, before the text", chunk(`{"role":"assistant"}`, "null", "null") + chunk(`{}`, "null", early) +
+			chunk(`{"content":"Hi"}`, "null", "null") + chunk(`{}`, `"stop"`, "null") + `data: {"id":"c1","choices":[],"usage":` + final + "}\n\n" + "data: [DONE]\n\n",
+			`"usage":{"input_tokens":93,"cache_creation_input_tokens":0,"cache_read_input_tokens":1024,"output_tokens":0}`},
+		{"usage at the end only", chunk(`{"role":"assistant","content":""}`, "null", "null") + chunk(`{"content":"Hi"}`, "null", "null") +
+			chunk(`{}`, `"stop"`, "null") + `data: {"id":"c1","choices":[],"usage":` + final + "}\n\n" + "data: [DONE]\n\n",
+			`"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, out := translateStream(t, func(w io.Writer) Stream { return NewOpenAIToAnthropicStream(w, "m") }, tt.upstream)
+			events := strings.Split(string(out), "\n\n")
+			if !strings.HasPrefix(events[0], "event: message_start\n") || !strings.Contains(events[0], tt.start) {
+				t.Errorf("first event %s\nwant message_start with %s", events[0], tt.start)
+			}
+			if !strings.Contains(string(out), "event: message_delta\ndata: ") || !strings.Contains(string(out), fullDelta) {
+				t.Errorf("stream %s\nwant a message_delta with %s", out, fullDelta)
+			}
+		})
+	}
+}
