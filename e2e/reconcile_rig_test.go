@@ -43,6 +43,8 @@ type reconcileRig struct {
 	urls                      policy
 	bundle, pistrac           string
 	d                         *daemon
+	pistrad                   string   // the binary
+	env, args                 []string // pistrad's, for a restart
 }
 
 // reconcilePolicy is up-openai (cached input and reasoning in its answers)
@@ -67,12 +69,15 @@ func reconcilePolicy(p policy) testkit.Policy {
 	return testkit.Policy{
 		Providers: map[string]testkit.Provider{"up-openai": up, "backup-openai": backup, "up-anthropic": claude},
 		Primary:   map[string]string{"fast": "up-openai"},
-		Profiles:  map[string]testkit.Profile{"default": {}},
+		Profiles:  map[string]testkit.Profile{"default": {Budgets: []string{"reconcile-day"}}},
 		Keys:      []testkit.Key{clientKey("default", "default", keyDefault)},
+		Budgets:   []testkit.Budget{dayBudget("reconcile-day", 1000000000)},
 	}
 }
 
-func newReconcileRig(t *testing.T) *reconcileRig {
+// newReconcileRig starts the fakes and pistrad with args beyond -bundle
+// (its ledger in memory unless they name -ledger-dir).
+func newReconcileRig(t *testing.T, args ...string) *reconcileRig {
 	t.Helper()
 	r := &reconcileRig{t: t}
 	now := func() time.Time { return time.Now().Add(time.Duration(r.shift.Load())) }
@@ -92,11 +97,12 @@ func newReconcileRig(t *testing.T) *reconcileRig {
 	if err := os.WriteFile(r.bundle, g, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var env []string
+	r.env = []string{"PISTRA_ADMIN_TOKEN=" + adminToken}
 	for k, v := range upstreamEnv {
-		env = append(env, k+"="+v)
+		r.env = append(r.env, k+"="+v)
 	}
-	r.d = startDaemon(t, buildPistrad(t), append(env, "PISTRA_ADMIN_TOKEN="+adminToken), "-bundle", r.bundle)
+	r.pistrad, r.args = buildPistrad(t), append([]string{"-bundle", r.bundle}, args...)
+	r.d = startDaemon(t, r.pistrad, r.env, r.args...)
 	r.pistrac = buildCommand(t, "pistrac")
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -104,6 +110,16 @@ func newReconcileRig(t *testing.T) *reconcileRig {
 		}
 	})
 	return r
+}
+
+// killAndRestart ends pistrad with SIGKILL and starts it again as it was.
+func (r *reconcileRig) killAndRestart() {
+	r.t.Helper()
+	if err := r.d.cmd.Process.Kill(); err != nil {
+		r.t.Fatal(err)
+	}
+	<-r.d.exited
+	r.d = startDaemon(r.t, r.pistrad, r.env, r.args...)
 }
 
 // post sends body to url with header and returns the whole answer,
