@@ -44,6 +44,19 @@ func TestReconcileThroughPistrad(t *testing.T) {
 	asOf := today.Add(49 * time.Hour)
 	r.at(asOf)
 	prom := filepath.Join(t.TempDir(), "reconcile.prom")
+	r.allMatch(day, asOf, prom)
+	r.skewedClassDrifts(day, asOf, prom)
+	r.lagAndDroppedDay(day, asOf, prom)
+	r.trafficAroundTheGateway(day, asOf, prom)
+}
+
+// allMatch: every provider's rows of the day, each model on the key
+// pistrad forwards with, match in every class (exit 0), the cache
+// classes and request counts compared non-zero so each conversion is
+// exercised; the failover's request is backup-openai's, as its model.
+func (r *reconcileRig) allMatch(day string, asOf time.Time, prom string) {
+	t := r.t
+	t.Helper()
 	code, rep := r.reconcile(day, asOf, prom)
 	rows, days := rep.byProvider()
 	if code != 0 || rep.Status != "match" {
@@ -80,10 +93,6 @@ func TestReconcileThroughPistrad(t *testing.T) {
 		}
 	}
 	checkSamples(t, prom, `pistra_reconcile_verdict{provider="backup-openai",verdict="match"} 1`, "pistra_reconcile_status 0")
-
-	r.skewedClassDrifts(day, asOf, prom)
-	r.lagAndDroppedDay(day, asOf, prom)
-	r.trafficAroundTheGateway(day, asOf, prom)
 }
 
 // sendTraffic is 7 requests through pistrad, each answered: OpenAI chat
