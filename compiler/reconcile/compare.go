@@ -115,9 +115,10 @@ type dayInput struct {
 	provider map[Group]Totals
 	// pistraDayEmpty: pistra has no row at all this day, of any provider.
 	pistraDayEmpty bool
-	// knownKeys are the provider-side keys pistra's rows name; nil when
-	// they name none and the day is compared per model only.
-	knownKeys map[string]bool
+	// knownKeys are the provider-side keys pistra's rows name, with the
+	// workspace they name; nil when they name none and the day is
+	// compared per model only.
+	knownKeys map[string]string
 	classes   []Class
 	tol       float64
 }
@@ -149,17 +150,24 @@ func judgeDay(in dayInput) []RowReport {
 				why = "the provider reports no usage at all this day: a day missing from its ledger"
 			}
 			out = append(out, oneSided(g, MissingProvider, p.Totals, true, in.classes, why))
-		case in.knownKeys != nil && !in.knownKeys[g.KeyID]:
+		case in.knownKeys != nil && !known(in.knownKeys, g.KeyID):
 			out = append(out, oneSided(g, Unmetered, q, false, in.classes, unmeteredWhy(g.KeyID)))
 		default:
 			why := "pistra metered none of this model's traffic this day"
-			if in.pistraDayEmpty {
+			if ws := in.knownKeys[g.KeyID]; ws != "" && ws != g.WorkspaceID {
+				why = fmt.Sprintf("the provider reports key %q in workspace %q, the policy's usage_api names %q: its rows are filed apart", g.KeyID, g.WorkspaceID, ws)
+			} else if in.pistraDayEmpty {
 				why = "pistra has no rows at all for this day (no gateway traffic metered, or the day is past the ledger's retention)"
 			}
 			out = append(out, oneSided(g, MissingPistra, q, false, in.classes, why))
 		}
 	}
 	return out
+}
+
+func known(keys map[string]string, key string) bool {
+	_, ok := keys[key]
+	return ok
 }
 
 // unmeteredWhy explains traffic on a key pistra does not use; a provider

@@ -43,7 +43,7 @@ func TestJudgeDayExplains(t *testing.T) {
 	rows := judgeDay(dayInput{
 		pistra:    map[Group]PistraRow{mine: {Totals: Totals{Input: 10, Output: 5}}, onlyPistra: {Totals: Totals{Input: 1}}},
 		provider:  map[Group]Totals{mine: {Input: 10, Output: 5}, theirs: {Input: 3}, {Model: "o", KeyID: "key_mine"}: {Output: 2}},
-		knownKeys: map[string]bool{"key_mine": true}, classes: classes, tol: 0,
+		knownKeys: map[string]string{"key_mine": ""}, classes: classes, tol: 0,
 	})
 	want := map[Group]Verdict{mine: Match, theirs: Unmetered, onlyPistra: MissingProvider, {Model: "o", KeyID: "key_mine"}: MissingPistra}
 	if len(rows) != len(want) {
@@ -54,7 +54,7 @@ func TestJudgeDayExplains(t *testing.T) {
 			t.Errorf("%+v: %s, want %s (%v)", r.Group, r.Verdict, want[r.Group], r.Why)
 		}
 	}
-	console := judgeDay(dayInput{provider: map[Group]Totals{{Model: "m"}: {Input: 3}}, knownKeys: map[string]bool{"key_mine": true}, classes: classes})
+	console := judgeDay(dayInput{provider: map[Group]Totals{{Model: "m"}: {Input: 3}}, knownKeys: map[string]string{"key_mine": ""}, classes: classes})
 	if len(console) != 1 || console[0].Verdict != Unmetered || !strings.Contains(console[0].Why[0], "no API key") {
 		t.Errorf("usage under no key: %+v", console)
 	}

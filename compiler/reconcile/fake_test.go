@@ -33,13 +33,15 @@ type world struct {
 func newWorld(t *testing.T, start time.Time) *world {
 	w := &world{t: t, rows: ledgerRows{}}
 	w.clock.Store(start.Unix())
-	now := func() time.Time { return time.Unix(w.clock.Load(), 0) }
-	w.openai, w.oBase = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, AdminKey: adminKey, Now: now, Usage: fakeprovider.Usage{Split: true}})
-	w.anthropic, w.aBase = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, AdminKey: adminKey, Now: now})
+	w.openai, w.oBase = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectOpenAI, AdminKey: adminKey, Now: w.now, Usage: fakeprovider.Usage{Split: true}})
+	w.anthropic, w.aBase = fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectAnthropic, AdminKey: adminKey, Now: w.now})
 	return w
 }
 
 func (w *world) at(t time.Time) { w.clock.Store(t.Unix()) }
+
+// now is the world's clock, the fakes' and pistra's.
+func (w *world) now() time.Time { return time.Unix(w.clock.Load(), 0) }
 
 // post sends body to the fake of provider on key and returns the answer.
 func (w *world) post(provider, key, path, body string) []byte {
@@ -71,7 +73,13 @@ func (w *world) post(provider, key, path, body string) []byte {
 // passed estimated.
 func (w *world) through(provider, model, path, body string, shape meter.Shape, estimated bool) {
 	w.t.Helper()
-	raw := w.post(provider, trafficKey, path, body)
+	w.throughOn(provider, trafficKey, model, path, body, shape, estimated)
+}
+
+// throughOn is through on the provider key secret.
+func (w *world) throughOn(provider, key, model, path, body string, shape meter.Shape, estimated bool) {
+	w.t.Helper()
+	raw := w.post(provider, key, path, body)
 	u, err := meter.ReadAnswer(shape, raw)
 	if err != nil || !u.Reported {
 		w.t.Fatalf("%s: no usage read: %v %s", path, err, raw)
@@ -81,7 +89,7 @@ func (w *world) through(provider, model, path, body string, shape meter.Shape, e
 		d = fakeprovider.DialectAnthropic
 	}
 	now := time.Unix(w.clock.Load(), 0)
-	g := Group{Model: model, KeyID: fakeprovider.KeyID(d, trafficKey)}
+	g := Group{Model: model, KeyID: fakeprovider.KeyID(d, key)}
 	w.rows.add(day(now), provider, g, u, estimated)
 }
 

@@ -67,7 +67,8 @@ type DayReport struct {
 }
 
 // Reconcile reads both sides and judges them. It fails only when pistra's
-// side cannot be read; a provider that cannot be read is reported so.
+// side cannot be read (the report then names every provider unread); a
+// provider that cannot be read is reported so.
 func (r Run) Reconcile(ctx context.Context) (Report, error) {
 	rep := Report{AsOf: r.Now.UTC(), From: r.From.Format(time.DateOnly), To: r.To.Format(time.DateOnly), Status: StatusMatch}
 	var days []time.Time
@@ -78,6 +79,13 @@ func (r Run) Reconcile(ctx context.Context) (Report, error) {
 	for _, d := range days {
 		rows, err := r.Pistra.Rows(ctx, d)
 		if err != nil {
+			// Every provider is reported unread, so the metrics of a run
+			// that could not start still say so.
+			rep.Status = StatusError
+			for _, p := range r.Providers {
+				rep.Providers = append(rep.Providers, ProviderReport{Provider: p.Name, API: p.API, SettleDelay: p.SettleDelay.String(),
+					Tolerance: p.Tolerance, Error: "pistra's side could not be read: " + err.Error()})
+			}
 			return rep, err
 		}
 		pistra[d] = rows
@@ -131,7 +139,11 @@ func (r Run) provider(ctx context.Context, p Provider, days []time.Time, pistra 
 			pr.Days = append(pr.Days, dr)
 			continue
 		}
-		dr.Rows = judgeDay(dayInput{pistra: pistraGroups(p, pistra[d], known != nil), provider: pd.Rows,
+		provider := pd.Rows
+		if p.Workspaces {
+			provider = foldWorkspaces(provider, known)
+		}
+		dr.Rows = judgeDay(dayInput{pistra: pistraGroups(p, pistra[d], known != nil), provider: provider,
 			pistraDayEmpty: len(pistra[d]) == 0, knownKeys: known, classes: p.Source.Classes(), tol: p.Tolerance})
 		for _, row := range dr.Rows {
 			if row.Verdict != Match && dr.Verdict == Match {
@@ -144,20 +156,40 @@ func (r Run) provider(ctx context.Context, p Provider, days []time.Time, pistra 
 }
 
 // knownKeys are the key ids pistra's rows of provider name, over every
-// day read, name: the keys pistra uses. nil when they name none.
-func knownKeys(name string, pistra map[time.Time][]PistraRow) map[string]bool {
-	var known map[string]bool
+// day read, each with the workspace id its rows name ("" for none): the
+// keys pistra uses. nil when they name none.
+func knownKeys(name string, pistra map[time.Time][]PistraRow) map[string]string {
+	var known map[string]string
 	for _, rows := range pistra {
 		for _, row := range rows {
-			if row.Provider == name && row.KeyID != "" {
-				if known == nil {
-					known = map[string]bool{}
-				}
-				known[row.KeyID] = true
+			if row.Provider != name || row.KeyID == "" {
+				continue
+			}
+			if known == nil {
+				known = map[string]string{}
+			}
+			if known[row.KeyID] == "" {
+				known[row.KeyID] = row.WorkspaceID
 			}
 		}
 	}
 	return known
+}
+
+// foldWorkspaces files the provider's rows of a key pistra uses but names
+// no workspace for under no workspace, as pistra's rows of it are. A key
+// belongs to one workspace, so this joins the same traffic; a workspace
+// the policy names is still held to the one the provider reports, and a
+// key in the default workspace is reported with none (null) on both sides.
+func foldWorkspaces(rows map[Group]Totals, known map[string]string) map[Group]Totals {
+	out := make(map[Group]Totals, len(rows))
+	for g, t := range rows {
+		if ws, ok := known[g.KeyID]; ok && ws == "" {
+			g.WorkspaceID = ""
+		}
+		out[g] = out[g].plus(t)
+	}
+	return out
 }
 
 // pistraGroups sums provider p's rows of a day by the grouping its usage

@@ -32,6 +32,8 @@ type billKey struct {
 	product string
 	model   string
 	keyID   string
+	// workspace is the key's workspace ("" the default one).
+	workspace string
 }
 
 // billed is one row of the ledger. input is every input token, cached
@@ -109,7 +111,7 @@ func (x *exchange) bill(model string, input, cached, cacheWrite, output int) {
 		product = productEmbeddings
 	}
 	now := x.s.now().Unix()
-	k := billKey{minute: now - now%60, product: product, model: model, keyID: x.keyID}
+	k := billKey{minute: now - now%60, product: product, model: model, keyID: x.keyID, workspace: x.s.workspaces[x.keyID]}
 	x.s.ledger.add(k, billed{requests: 1, input: int64(input), cached: int64(cached), cacheWrite: int64(cacheWrite), output: int64(output)})
 }
 

@@ -58,6 +58,10 @@ type Options struct {
 	// AdminKey is the admin key the usage APIs take (usage_report.go);
 	// without one they refuse every call.
 	AdminKey string
+	// Workspaces are the workspace ids (Anthropic's usage report groups
+	// by them) of key secrets; a key not named is in the default
+	// workspace, which the report gives as null.
+	Workspaces map[string]string
 	// Report bends what the usage APIs report from the start; SetReport
 	// changes it.
 	Report Report
@@ -89,9 +93,11 @@ type Server struct {
 	ids      atomic.Uint64
 	idSeed   uint64
 	adminKey []byte
-	ledger   ledger
-	report   atomic.Pointer[Report]
-	now      func() time.Time
+	// workspaces are Options.Workspaces by key id.
+	workspaces map[string]string
+	ledger     ledger
+	report     atomic.Pointer[Report]
+	now        func() time.Time
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -108,6 +114,10 @@ func New(opts Options) (*Server, error) {
 		adminKey: []byte(opts.AdminKey), now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.workspaces = make(map[string]string, len(opts.Workspaces))
+	for secret, ws := range opts.Workspaces {
+		s.workspaces[KeyID(opts.Dialect, secret)] = ws
 	}
 	if err := s.SetReport(opts.Report); err != nil {
 		return nil, fmt.Errorf("fakeprovider: %w", err)

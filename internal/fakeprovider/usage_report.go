@@ -55,6 +55,8 @@ type reportQuery struct {
 	group    map[string]bool
 	models   []string
 	keyIDs   []string
+	// workspaceIDs filters by workspace (Anthropic).
+	workspaceIDs []string
 }
 
 func (x *exchange) serveUsageAPI() {
@@ -176,7 +178,8 @@ func (s *Server) page(q reportQuery, rep *Report, horizon int64, cursor string) 
 	end := min(q.to, horizon)
 	p := &page{}
 	keep := func(k billKey) bool {
-		return (len(q.models) == 0 || slices.Contains(q.models, k.model)) && (len(q.keyIDs) == 0 || slices.Contains(q.keyIDs, k.keyID))
+		return (len(q.models) == 0 || slices.Contains(q.models, k.model)) && (len(q.keyIDs) == 0 || slices.Contains(q.keyIDs, k.keyID)) &&
+			(len(q.workspaceIDs) == 0 || slices.Contains(q.workspaceIDs, k.workspace))
 	}
 	group := func(k billKey) billKey {
 		g := billKey{}
@@ -185,6 +188,9 @@ func (s *Server) page(q reportQuery, rep *Report, horizon int64, cursor string) 
 		}
 		if q.group["api_key_id"] {
 			g.keyID = k.keyID
+		}
+		if q.group["workspace_id"] {
+			g.workspace = k.workspace
 		}
 		return g
 	}

@@ -35,7 +35,7 @@ func (x *exchange) anthropicQuery() (reportQuery, *apiError) {
 	if q.group["speed"] && x.r.Header.Get("Anthropic-Beta") != "fast-mode-2026-02-01" {
 		return q, badRequest("group_by speed requires the anthropic-beta header fast-mode-2026-02-01", "group_by")
 	}
-	q.models, q.keyIDs = v["models[]"], v["api_key_ids[]"]
+	q.models, q.keyIDs, q.workspaceIDs = v["models[]"], v["api_key_ids[]"], v["workspace_ids[]"]
 	return q, nil
 }
 
@@ -106,8 +106,9 @@ func anthropicPage(p *page, q reportQuery) anthropicUsagePage {
 	return out
 }
 
-// anthropicResult is one group of a bucket. The fake's traffic is all in
-// the default workspace (null), on the standard tier, under 200k tokens of
+// anthropicResult is one group of a bucket. The fake's traffic is in the
+// workspace Options.Workspaces gives its key (null: the default one), on
+// the standard tier, under 200k tokens of
 // context, with no geography pinned; cache writes are all 5-minute ones, as
 // its answers report them.
 func anthropicResult(q reportQuery, k billKey, s reported) anthropicUsageResult {
@@ -124,6 +125,9 @@ func anthropicResult(q reportQuery, k billKey, s reported) anthropicUsageResult 
 	}
 	if q.group["api_key_id"] {
 		r.APIKeyID = nullable(k.keyID)
+	}
+	if q.group["workspace_id"] {
+		r.WorkspaceID = nullable(k.workspace)
 	}
 	r.ServiceTier, r.ContextWindow, r.InferenceGeo = fixed("service_tier", "standard"), fixed("context_window", "0-200k"), fixed("inference_geo", "global")
 	return r

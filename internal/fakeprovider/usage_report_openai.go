@@ -164,7 +164,10 @@ func sortedGroups(m map[billKey]reported) []billKey {
 		if keys[i].model != keys[j].model {
 			return keys[i].model < keys[j].model
 		}
-		return keys[i].keyID < keys[j].keyID
+		if keys[i].keyID != keys[j].keyID {
+			return keys[i].keyID < keys[j].keyID
+		}
+		return keys[i].workspace < keys[j].workspace
 	})
 	return keys
 }

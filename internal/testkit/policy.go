@@ -40,10 +40,14 @@ type Provider struct {
 }
 
 // UsageAPI is a provider's usage_api block: the ids its usage API groups
-// its traffic by.
+// its traffic by, and how reconcile reads that API.
 type UsageAPI struct {
-	KeyID       string `json:"key_id,omitempty"`
-	WorkspaceID string `json:"workspace_id,omitempty"`
+	KeyID       string  `json:"key_id,omitempty"`
+	WorkspaceID string  `json:"workspace_id,omitempty"`
+	API         string  `json:"api,omitempty"`
+	AdminKeyEnv string  `json:"admin_key_env,omitempty"`
+	SettleDelay string  `json:"settle_delay,omitempty"`
+	Tolerance   float64 `json:"tolerance,omitempty"`
 }
 
 // Pool is one entry of pools.

@@ -151,7 +151,7 @@ func (u *Upstream) resolve(p *plan.Provider, scheme string, env func(string) (st
 	u.Retry.Backoff = time.Duration(p.Retry.BackoffMS) * time.Millisecond
 	u.Timeout = time.Duration(p.TimeoutMS) * time.Millisecond
 	if p.TLS != nil {
-		if u.TLS, err = loadTLS(p.TLS); err != nil {
+		if u.TLS, err = LoadTLS(p.TLS); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -253,9 +253,10 @@ func (ch *Channel) setHeader(h plan.Header) {
 	ch.headers = append(ch.headers, h)
 }
 
-// loadTLS reads a provider's TLS files into a client configuration. Errors
+// LoadTLS reads a provider's TLS files into a client configuration (the
+// gateway's and reconcile's, which reads the provider's usage API). Errors
 // name the field and the file.
-func loadTLS(t *plan.TLS) (*tls.Config, error) {
+func LoadTLS(t *plan.TLS) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
 	if t.CAFile != "" {
 		pool, err := certs.CAPool(t.CAFile)
