@@ -289,3 +289,33 @@ type Exchange struct {
 type Protocol interface {
 	Serve(c *Call, x *Exchange)
 }
+
+// Classifier is what a Protocol that can say, without a request, which
+// class a method is and whether a request of it is a charged call
+// implements: preflight asks it.
+type Classifier interface {
+	Classify(method string) (class string, charged bool)
+}
+
+// Check is Admit's answer for a request of method, without taking or
+// counting anything: the access rules and the service's suspension.
+func (c *Call) Check(method string) *dialect.Error {
+	return cmp.Or(c.rules(method), c.Suspended())
+}
+
+// Cost is what one charged call draws from one bound budget.
+type Cost struct {
+	Budget string `json:"budget"`
+	Cost   uint64 `json:"cost"`
+}
+
+// Costs is what one charged call to the service draws, per bound budget.
+func (c *Call) Costs() []Cost {
+	gr := c.caller.Snap.Graph
+	out := []Cost{}
+	for _, bi := range gr.Profiles[c.caller.Profile].AgentBudgets {
+		b := &gr.Budgets[bi]
+		out = append(out, Cost{Budget: b.Name, Cost: c.svc.CostOf(b)})
+	}
+	return out
+}

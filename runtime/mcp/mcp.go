@@ -70,6 +70,11 @@ func Classify(method string) (class string, charged bool) {
 	return classOther, false
 }
 
+var _ agentcall.Classifier = Protocol{}
+
+// Classify is the package's Classify, for preflight.
+func (Protocol) Classify(method string) (string, bool) { return Classify(method) }
+
 func (Protocol) Serve(c *agentcall.Call, x *agentcall.Exchange) {
 	if x.Path != "" {
 		refuse(x, nil, false, dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound,
