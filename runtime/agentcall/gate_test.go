@@ -195,7 +195,8 @@ func TestAdmitRefuses(t *testing.T) {
 		t.Fatal(e)
 	}
 	c.Answered([]byte("1"), true, "")
-	if e := c.Admit([]byte("2"), "message/send", "message", true); e == nil || e.Code != dialect.CodeBudgetExceeded {
+	if e := c.Admit([]byte("2"), "message/send", "message", true); e == nil || e.Code != dialect.CodeBudgetExceeded ||
+		!strings.Contains(e.Message, `budget "calls" (5 units per day) has no room left for a call (it costs 3)`) {
 		t.Fatalf("got %v, want budget_exceeded", e)
 	}
 	mc, _, _ := f.open(t, 0, plan.KindMCPServer, "search")

@@ -168,23 +168,27 @@ func (g *Gate) hold(t *ticket, r *admission.Request, b *plan.Budget, cost uint64
 			return errorRefusal(b, fmt.Errorf("%w: this node may spend %.0f%% of the limit on its own until the ledger answers",
 				ErrLedger, g.degradedShare*100), true)
 		case !bk.isDead():
-			return exceeded(b, cost, bk.reset, now)
+			return exceeded(b, cost, bk.reset, now, t.flat)
 		}
 	}
 	return errorRefusal(b, errors.New("its bucket kept being replaced"), true)
 }
 
 // exceeded is the refusal of a hold of cost on b, whose window resets at
-// reset.
-func exceeded(b *plan.Budget, cost uint64, reset, now time.Time) *admission.Refusal {
-	why := "has no room left for it"
-	if cost > b.Limit {
+// reset; call says the hold is a call's flat cost.
+func exceeded(b *plan.Budget, cost uint64, reset, now time.Time, call bool) *admission.Refusal {
+	why, unit := "has no room left for it", "tokens"
+	switch {
+	case call:
+		// A call's cost is flat: the limit counts cost units, not tokens.
+		why, unit = fmt.Sprintf("has no room left for a call (it costs %d)", cost), "units"
+	case cost > b.Limit:
 		why = fmt.Sprintf("cannot hold it at all: it is held at %d, more than the whole limit (set a lower max_tokens)", cost)
 	}
 	return &admission.Refusal{Reason: ReasonExceeded, Error: &dialect.Error{
 		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: reset.Sub(now), Final: cost > b.Limit,
-		Message: fmt.Sprintf("budget %q (%d tokens per %s) %s; its window resets at %s",
-			b.Name, b.Limit, b.Window, why, reset.Format(time.RFC3339)),
+		Message: fmt.Sprintf("budget %q (%d %s per %s) %s; its window resets at %s",
+			b.Name, b.Limit, unit, b.Window, why, reset.Format(time.RFC3339)),
 	}}
 }
 

@@ -42,6 +42,11 @@ func TestReadMessages(t *testing.T) {
 	if !(&Message{ID: []byte("1"), Method: "x"}).IsRequest() || (&Message{Method: "x"}).IsRequest() {
 		t.Error("IsRequest: a request has a method and an id")
 	}
+	msgs, _, _ := ReadMessages([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"result":{}},`+
+		`{"jsonrpc":"2.0","id":"3","method":"b"}]`), nil)
+	if ids := RequestIDs(msgs); len(ids) != 2 || string(ids[0]) != "1" || string(ids[1]) != `"3"` {
+		t.Errorf("RequestIDs: %q, want the two requests' ids", ids)
+	}
 	for _, bad := range []string{`{"id":1,"method":"x"}`, `{"jsonrpc":"1.0","id":1,"method":"x"}`, `[]`, `"x"`, `{"jsonrpc":"2.0"} {}`,
 		`{"jsonrpc":"2.0","method":3}`, `[{"jsonrpc":"2.0","method":"a"},7]`} {
 		if _, _, err := ReadMessages([]byte(bad), nil); err == nil {
