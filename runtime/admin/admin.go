@@ -270,13 +270,13 @@ func (a *api) listSuspensions(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, suspensionsBody{Suspensions: list})
 }
 
-// suspend takes {"kind": "key"|"provider"|"rule", "name": ..., "reason": ...}.
+// suspend takes {"kind": "key"|"provider"|"rule"|"mcp_server"|"agent", "name": ..., "reason": ...}.
 func (a *api) suspend(w http.ResponseWriter, r *http.Request) {
 	var s suspend.Suspension
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "want {\"kind\": \"key\"|\"provider\"|\"rule\", \"name\": ..., \"reason\": ...}: " + err.Error()})
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "want {\"kind\": \"key\"|\"provider\"|\"rule\"|\"mcp_server\"|\"agent\", \"name\": ..., \"reason\": ...}: " + err.Error()})
 		return
 	}
 	if err := a.c.Suspend(r.Context(), s); err != nil {

@@ -115,7 +115,12 @@ func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket,
 	t.reset(r, c)
 	for _, bi := range prof.Budgets {
 		b := &gr.Budgets[bi]
-		if refusal := g.hold(t, r, c, b, now); refusal != nil {
+		cost, err := t.price(b, estimate(r))
+		if err != nil {
+			t.Release()
+			return nil, errorRefusal(b, err, false) // the policy's expression fails the same on a retry
+		}
+		if refusal := g.hold(t, r, b, cost, now); refusal != nil {
 			t.Release()
 			return nil, refusal
 		}
@@ -123,12 +128,28 @@ func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket,
 	return t, nil
 }
 
-// hold takes c's expected cost on b's bucket for r into t.
-func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.Budget, now time.Time) *admission.Refusal {
-	cost, err := t.price(b, estimate(r))
-	if err != nil {
-		return errorRefusal(b, err, false) // the policy's expression fails the same on a retry
+// AdmitCall holds one call to svc (an MCP call, an A2A message or task
+// read) on every budget bound to the profile's agent traffic: a flat
+// cost, the agent's cost_per_call or the budget's. Settled with a 2xx
+// outcome the hold is spent; released, or settled with any other, it is
+// given back. It counts nothing in the usage ledger, which is of tokens.
+func (g *Gate) AdmitCall(r *admission.Request, svc *plan.Service) (admission.Ticket, *admission.Refusal) {
+	gr := r.Graph
+	now := g.now()
+	t := g.tickets.Get().(*ticket)
+	t.open, t.flat, t.progs, t.holds = true, true, r.Programs, t.holds[:0]
+	for _, bi := range gr.Profiles[r.Profile].AgentBudgets {
+		b := &gr.Budgets[bi]
+		if refusal := g.hold(t, r, b, svc.CostOf(b), now); refusal != nil {
+			t.Release()
+			return nil, refusal
+		}
 	}
+	return t, nil
+}
+
+// hold takes cost on b's bucket for r into t.
+func (g *Gate) hold(t *ticket, r *admission.Request, b *plan.Budget, cost uint64, now time.Time) *admission.Refusal {
 	var share float64
 	if g.degraded.Load() {
 		share = g.degradedShare
@@ -147,23 +168,27 @@ func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.
 			return errorRefusal(b, fmt.Errorf("%w: this node may spend %.0f%% of the limit on its own until the ledger answers",
 				ErrLedger, g.degradedShare*100), true)
 		case !bk.isDead():
-			return exceeded(b, cost, bk.reset, now)
+			return exceeded(b, cost, bk.reset, now, t.flat)
 		}
 	}
 	return errorRefusal(b, errors.New("its bucket kept being replaced"), true)
 }
 
 // exceeded is the refusal of a hold of cost on b, whose window resets at
-// reset.
-func exceeded(b *plan.Budget, cost uint64, reset, now time.Time) *admission.Refusal {
-	why := "has no room left for it"
-	if cost > b.Limit {
+// reset; call says the hold is a call's flat cost.
+func exceeded(b *plan.Budget, cost uint64, reset, now time.Time, call bool) *admission.Refusal {
+	why, unit := "has no room left for it", "tokens"
+	switch {
+	case call:
+		// A call's cost is flat: the limit counts cost units, not tokens.
+		why, unit = fmt.Sprintf("has no room left for a call (it costs %d)", cost), "units"
+	case cost > b.Limit:
 		why = fmt.Sprintf("cannot hold it at all: it is held at %d, more than the whole limit (set a lower max_tokens)", cost)
 	}
 	return &admission.Refusal{Reason: ReasonExceeded, Error: &dialect.Error{
 		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: reset.Sub(now), Final: cost > b.Limit,
-		Message: fmt.Sprintf("budget %q (%d tokens per %s) %s; its window resets at %s",
-			b.Name, b.Limit, b.Window, why, reset.Format(time.RFC3339)),
+		Message: fmt.Sprintf("budget %q (%d %s per %s) %s; its window resets at %s",
+			b.Name, b.Limit, unit, b.Window, why, reset.Format(time.RFC3339)),
 	}}
 }
 

@@ -49,6 +49,7 @@ type Metrics struct {
 	poolAge     *prometheus.GaugeVec
 	genai       *genai
 	health      *health
+	calls       *prometheus.CounterVec
 }
 
 // New registers every series on a fresh registry, with the Go runtime and
@@ -127,11 +128,15 @@ func New() *Metrics {
 		}, []string{"provider", "subset"}),
 		genai:  newGenAI(),
 		health: newHealth(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_agent_calls_total",
+			Help: "JSON-RPC messages sent to MCP servers and A2A agents (or refused on the way), by kind (mcp_server, agent), service, method class (tool, resource, prompt, message, task, other, notification) and outcome: charged, free (answered, not charged), upstream_error, input_required, unanswered, forwarded (a notification or response), or the refusal's code.",
+		}, []string{"kind", "service", "class", "outcome"}),
 	}
 	m.reg.MustRegister(m.genai.collectors()...)
 	m.reg.MustRegister(m.health.collectors()...)
 	m.reg.MustRegister(m.requests, m.duration, m.retries, m.noRetry, m.failovers, m.skipped, m.streams, m.tokens, m.refusals, m.used, m.buckets, m.downgrade, m.panics, m.reloads,
-		m.poolPicks, m.poolMembers, m.poolAge,
+		m.poolPicks, m.poolMembers, m.poolAge, m.calls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -219,6 +224,13 @@ func (m *Metrics) Tokens(op, provider, model string, u *meter.Usage) {
 	}
 	c.input.Observe(float64(u.InputTokens))
 	c.output.Observe(float64(u.OutputTokens))
+}
+
+// Call counts one JSON-RPC message to an MCP server or agent. Every label
+// is bounded: kinds and classes are fixed lists, services the policy's,
+// outcomes fixed or a refusal's code.
+func (m *Metrics) Call(kind, service, class, outcome string) {
+	m.calls.WithLabelValues(kind, service, class, outcome).Inc()
 }
 
 // Refused records a request refused before any provider was tried.

@@ -26,6 +26,12 @@ const (
 // default messages for a caller sending anthropic-version and
 // chat_completions otherwise.
 func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
+	for _, k := range plan.ServiceKinds {
+		if r.URL.Query().Get("route") == string(k.Route()) {
+			s.preflightCall(w, r, k)
+			return
+		}
+	}
 	route, e := preflightRoute(r)
 	x := s.newExchange(w, r, routePreflight, route.Dialect())
 	s.runPreflight(x, route, e, s.checkRequest)

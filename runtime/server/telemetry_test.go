@@ -16,7 +16,7 @@ const (
 	usageChunk = `data: {"id":"c1","object":"chat.completion.chunk","model":"gpt-upstream","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}` + "\n\n"
 )
 
-func post(t *testing.T, s *Server, path, body string) int {
+func postStatus(t *testing.T, s *Server, path, body string) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+s.PublicAddr()+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer k-default")
@@ -49,10 +49,10 @@ func TestGenAIMetricsFromAScrape(t *testing.T) {
 	up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {testkit.SSE(chunk, chunk, usageChunk, "data: [DONE]\n\n")}})
 	g := testGraph()
 	s := startOnLoopback(t, testOptions(g, up))
-	if st := post(t, s, "/v1/chat/completions", `{"model":"gpt","stream":true,"messages":[]}`); st != 200 {
+	if st := postStatus(t, s, "/v1/chat/completions", `{"model":"gpt","stream":true,"messages":[]}`); st != 200 {
 		t.Fatalf("stream: status %d", st)
 	}
-	if st := post(t, s, "/v1/chat/completions", `{"model":"no-such-model-`+strings.Repeat("x", 40)+`"}`); st != 404 {
+	if st := postStatus(t, s, "/v1/chat/completions", `{"model":"no-such-model-`+strings.Repeat("x", 40)+`"}`); st != 404 {
 		t.Fatalf("unknown model: status %d", st)
 	}
 	if resp, err := http.Get("http://" + s.PublicAddr() + "/v1/models"); err == nil {
