@@ -24,7 +24,12 @@ const (
 // status e says, e's message, and its stable code in error.data.code,
 // which the SDKs hand back with the error.
 func writeError(w http.ResponseWriter, id []byte, e *dialect.Error) {
-	b := appendError(make([]byte, 0, 160+len(e.Message)), id, e)
+	writeRPCError(w, id, rpcGatewayError, e)
+}
+
+// writeRPCError is writeError under JSON-RPC error code code.
+func writeRPCError(w http.ResponseWriter, id []byte, code int, e *dialect.Error) {
+	b := appendError(make([]byte, 0, 160+len(e.Message)), id, code, e)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
@@ -33,15 +38,9 @@ func writeError(w http.ResponseWriter, id []byte, e *dialect.Error) {
 	_, _ = w.Write(b)
 }
 
-// appendError appends e as a JSON-RPC error response, and a newline.
-func appendError(b, id []byte, e *dialect.Error) []byte {
-	code := rpcGatewayError
-	if e.Code == dialect.CodeInvalidJSON {
-		code = rpcInvalidRequest
-		if id == nil {
-			code = rpcParseError
-		}
-	}
+// appendError appends e as a JSON-RPC error response under code, and a
+// newline.
+func appendError(b, id []byte, code int, e *dialect.Error) []byte {
 	if len(id) == 0 {
 		id = []byte("null")
 	}

@@ -3,6 +3,7 @@ package a2a
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,7 +84,11 @@ func (x *exchange) jsonrpc() {
 	}
 	c, err := ReadJSONRPC(x.body)
 	if err != nil {
-		writeError(x.w, nil, dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "%v", err))
+		code := rpcInvalidRequest
+		if !json.Valid(x.body) {
+			code = rpcParseError
+		}
+		writeRPCError(x.w, nil, code, dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidJSON, "%v", err))
 		return
 	}
 	x.call(c, "")

@@ -110,7 +110,7 @@ func (x *exchange) pass(resp *http.Response, head []byte, flush bool, c *Call) O
 
 // writeStreamError ends a stream with a JSON-RPC error event.
 func (x *exchange) writeStreamError(c *Call, e *dialect.Error) {
-	ev := appendError(append(make([]byte, 0, 256), "data: "...), c.ID, e)
+	ev := appendError(append(make([]byte, 0, 256), "data: "...), c.ID, rpcGatewayError, e)
 	ev = append(ev[:len(ev)-1], "\n\n"...)
 	_, _ = x.w.Write(ev)
 	if f, ok := x.w.(http.Flusher); ok {

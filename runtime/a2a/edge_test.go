@@ -1,0 +1,215 @@
+package a2a_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pistra/pistra/runtime/dialect"
+)
+
+// fakeAgent serves h as an agent at /rpc and its origin, on 127.0.0.1.
+func fakeAgent(t *testing.T, h http.HandlerFunc) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/rpc"
+}
+
+func TestBrokenStreamEndsWithAnErrorEvent(t *testing.T) {
+	url := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"kind\":\"task\"}}\n\n")
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	})
+	gw := startGateway(t, url)
+	resp, body := gw.post(t, `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{}}`)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, `data: {"jsonrpc":"2.0","id":1,"result"`) {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	events := strings.Split(strings.TrimSpace(body), "\n\n")
+	last := events[len(events)-1]
+	if len(events) != 2 || !strings.Contains(last, `"id":1,"error"`) || !strings.Contains(last, `"code":"upstream_stream_incomplete"`) {
+		t.Fatalf("stream %q", body)
+	}
+	out := gw.g.outcomes()
+	if len(out) != 1 || !out[0].o.Answered || out[0].o.Err == nil || gw.g.charged() != 1 {
+		t.Fatalf("a stream the agent began and broke: %+v", out)
+	}
+}
+
+func TestStreamRefusedInItsFirstEventIsNotCharged(t *testing.T) {
+	url := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, ": a comment first\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"bad\"}}\n\n")
+	})
+	gw := startGateway(t, url)
+	resp, body := gw.post(t, `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"message":"bad"`) {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	if out := gw.g.outcomes(); len(out) != 1 || out[0].o.Answered || gw.g.charged() != 0 {
+		t.Fatalf("outcomes %+v", out)
+	}
+}
+
+func TestStreamThatEndsBeforeItsFirstEventIsGivenBack(t *testing.T) {
+	url := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\"")
+	})
+	gw := startGateway(t, url)
+	resp, body := gw.post(t, `{"jsonrpc":"2.0","id":"s","method":"message/stream","params":{}}`)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, `"id":"s"`) || !strings.Contains(body, "upstream_invalid_response") {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	if out := gw.g.outcomes(); len(out) != 1 || out[0].o.Answered || out[0].o.Status != http.StatusBadGateway {
+		t.Fatalf("outcomes %+v", out)
+	}
+}
+
+func TestUnreachableAndSlowAgentsAreGivenBack(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	gw := startGateway(t, "http://"+addr+"/rpc")
+	resp, body := gw.post(t, `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{}}`)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, `"code":"upstream_unreachable"`) {
+		t.Fatalf("unreachable: %d %s", resp.StatusCode, body)
+	}
+
+	release := make(chan struct{})
+	slowAgent := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) { <-release })
+	t.Cleanup(func() { close(release) }) // before the agent's server closes, which waits for it
+	slow := startGateway(t, slowAgent)
+	slow.g.target.Timeout = 50 * time.Millisecond
+	resp, body = slow.post(t, `{"jsonrpc":"2.0","id":3,"method":"message/send","params":{}}`)
+	if resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(body, `"code":"upstream_timeout"`) {
+		t.Fatalf("slow: %d %s", resp.StatusCode, body)
+	}
+	for _, g := range []*gate{gw.g, slow.g} {
+		if out := g.outcomes(); len(out) != 1 || out[0].o.Answered || out[0].o.Err == nil {
+			t.Fatalf("outcomes %+v", out)
+		}
+	}
+}
+
+func TestBodiesThatAreNoCallAreRefusedUnsent(t *testing.T) {
+	sent := 0
+	gw := startGateway(t, fakeAgent(t, func(w http.ResponseWriter, r *http.Request) { sent++ }))
+	for body, want := range map[string]string{
+		`[{"jsonrpc":"2.0","id":1,"method":"message/send"}]`:                       `"error":{"code":-32600`,
+		`{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","Method":"message/send"}`: `"error":{"code":-32600`,
+		`not json`: `"error":{"code":-32700`,
+	} {
+		resp, got := gw.post(t, body)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(got, want) || !strings.Contains(got, `"id":null`) {
+			t.Errorf("%s: %d %s", body, resp.StatusCode, got)
+		}
+	}
+	resp, err := http.Get(gw.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		t.Errorf("GET of the JSON-RPC endpoint: %d", resp.StatusCode)
+	}
+	if sent != 0 || len(gw.g.calls) != 0 {
+		t.Fatalf("%d sent, %d admitted", sent, len(gw.g.calls))
+	}
+}
+
+func TestHTTPJSONBindingGoesToTheAgentsOrigin(t *testing.T) {
+	var paths []string
+	gw := startGateway(t, fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Authorization"))
+		switch r.URL.Path {
+		case "/rest/message:send", "/rest/tasks/t1":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"task":{"id":"t1"}}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{"POST", "/rest/message:send", 200},
+		{"GET", "/rest/tasks/t1?historyLength=2", 200},
+		{"GET", "/rest/tasks/t2/../t1", 200}, // cleaned, then read: a task read
+		{"POST", "/rest/tasks/t1:cancel", 404},
+		{"GET", "/rest/tasks/none", 404},
+	} {
+		req, _ := http.NewRequest(c.method, gw.base+c.path, strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+clientKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.status)
+		}
+	}
+	want := []string{
+		"POST /rest/message:send Bearer " + agentSecret, "GET /rest/tasks/t1?historyLength=2 Bearer " + agentSecret,
+		"GET /rest/tasks/t1 Bearer " + agentSecret, "POST /rest/tasks/t1:cancel Bearer " + agentSecret,
+		"GET /rest/tasks/none Bearer " + agentSecret,
+	}
+	if strings.Join(paths, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the agent was sent\n%s\nwant\n%s", strings.Join(paths, "\n"), strings.Join(want, "\n"))
+	}
+	// Charged: the send and two reads; the cancel is free, the 404 read
+	// the agent's error.
+	if gw.g.charged() != 3 {
+		t.Fatalf("%d charged: %+v", gw.g.charged(), gw.g.outcomes())
+	}
+}
+
+func TestOldCardPathIsServedFromTheNewOne(t *testing.T) {
+	gw := startGateway(t, fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/agent-card.json" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, `{"name":"x","url":"http://%s/rpc"}`, r.Host)
+	}))
+	for _, p := range []string{"/.well-known/agent.json", "/.well-known/agent-card.json"} {
+		req, _ := http.NewRequest("GET", gw.base+p, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 512)
+		n, _ := resp.Body.Read(b)
+		resp.Body.Close()
+		if want := `{"name":"x","url":"` + gw.base + `"}`; resp.StatusCode != 200 || string(b[:n]) != want {
+			t.Errorf("%s: %d %s, want %s", p, resp.StatusCode, b[:n], want)
+		}
+	}
+	gw.g.refuse = dialect.Errorf(http.StatusForbidden, "agent_not_allowed", "no")
+	resp, err := http.Get(gw.base + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a refused key read the card: %d", resp.StatusCode)
+	}
+	if gw.g.charged() != 0 {
+		t.Fatalf("reading the card charged %d", gw.g.charged())
+	}
+}
