@@ -8,14 +8,15 @@ import (
 	"strings"
 )
 
-// Card paths: the current well-known name and the one older clients ask
-// for. Both are served, from whichever the agent has.
+// Card paths, below the agent's URL: the current well-known name and the
+// one older clients ask for. Both are served, from whichever the agent
+// has.
 const (
 	CardPath    = "/.well-known/agent-card.json"
 	OldCardPath = "/.well-known/agent.json"
 )
 
-// isCardPath reports whether a path below the agent's root asks for its
+// isCardPath reports whether a path below the agent's URL asks for its
 // card.
 func isCardPath(p string) bool { return p == CardPath || p == OldCardPath }
 
@@ -30,13 +31,11 @@ func otherCardPath(p string) string {
 
 // Rewriter rewrites the URLs of an agent's card to the gateway's, so a
 // client that discovers the agent through its card keeps calling it
-// through the gateway:
+// through the gateway. The gateway serves at Gateway what the agent
+// serves at its URL (Agent) and below, so:
 //
-//   - the agent's URL itself (its JSON-RPC endpoint) becomes the
-//     gateway's URL of the agent, Gateway;
-//   - any other URL on the agent's origin becomes Gateway followed by its
-//     path (the gateway forwards what is below Gateway to the agent's
-//     origin);
+//   - the agent's URL becomes Gateway, and a URL below it Gateway
+//     followed by the rest of its path;
 //   - the card's main url elsewhere becomes Gateway (the gateway sends
 //     JSON-RPC to the agent's declared URL whatever the card says), and
 //     an additional interface elsewhere is dropped: the gateway cannot
@@ -111,16 +110,21 @@ func (rw Rewriter) interfaces(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // url maps one of the agent's URLs to the gateway's, or reports that it
-// is not on the agent's origin.
+// is not at or below the agent's URL.
 func (rw Rewriter) url(raw string) (string, bool) {
 	u, err := url.Parse(raw)
 	if err != nil || !strings.EqualFold(u.Scheme, rw.Agent.Scheme) || !strings.EqualFold(u.Host, rw.Agent.Host) {
 		return "", false
 	}
-	if strings.TrimSuffix(u.Path, "/") == strings.TrimSuffix(rw.Agent.Path, "/") && u.RawQuery == rw.Agent.RawQuery {
-		return rw.Gateway, true
+	base := strings.TrimSuffix(rw.Agent.Path, "/")
+	rest, below := strings.CutPrefix(u.Path, base)
+	switch {
+	case !below || (rest != "" && rest[0] != '/'):
+		return "", false
+	case rest == "/":
+		rest = ""
 	}
-	out := rw.Gateway + u.EscapedPath()
+	out := rw.Gateway + (&url.URL{Path: rest}).EscapedPath()
 	if u.RawQuery != "" {
 		out += "?" + u.RawQuery
 	}

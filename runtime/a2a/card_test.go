@@ -20,7 +20,9 @@ func TestCardURLsPointAtTheGateway(t *testing.T) {
 	in := `{"name":"helper","url":"http://agent.test:9000/rpc","preferredTransport":"JSONRPC",
 		"additionalInterfaces":[
 			{"transport":"JSONRPC","url":"http://agent.test:9000/rpc/"},
-			{"transport":"HTTP+JSON","url":"http://agent.test:9000/rest?v=1"},
+			{"transport":"HTTP+JSON","url":"http://agent.test:9000/rpc/rest?v=1"},
+			{"transport":"HTTP+JSON","url":"http://agent.test:9000/rest"},
+			{"transport":"HTTP+JSON","url":"http://agent.test:9000/rpcx"},
 			{"transport":"GRPC","url":"grpc.elsewhere:443"},
 			{"transport":"JSONRPC","url":"http://other.test/rpc"}],
 		"signatures":[{"protected":"x","signature":"y"}],
@@ -54,6 +56,7 @@ func TestCardURLsPointAtTheGateway(t *testing.T) {
 func TestV1CardInterfacesAreRewritten(t *testing.T) {
 	in := `{"name":"helper","supportedInterfaces":[
 		{"url":"http://agent.test:9000/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},
+		{"url":"http://agent.test:9000/rpc/v1/","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"},
 		{"url":"http://agent.test:9000/","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"},
 		{"url":"https://agent.test:9000/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`
 	out, err := rewriter(t).Card([]byte(in))
@@ -73,9 +76,10 @@ func TestV1CardInterfacesAreRewritten(t *testing.T) {
 	if got.URL != nil {
 		t.Errorf("a v1.0 card gained a url: %s", *got.URL)
 	}
-	// The https one is another origin: dropped.
+	// The root is not below the agent's URL, the https one another
+	// origin: both dropped.
 	if len(got.Interfaces) != 2 || got.Interfaces[0].URL != "https://gw.test/a2a/helper" ||
-		got.Interfaces[1].URL != "https://gw.test/a2a/helper/" || got.Interfaces[1].Binding != "HTTP+JSON" {
+		got.Interfaces[1].URL != "https://gw.test/a2a/helper/v1/" || got.Interfaces[1].Binding != "HTTP+JSON" {
 		t.Errorf("supportedInterfaces = %+v", got.Interfaces)
 	}
 }

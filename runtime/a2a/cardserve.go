@@ -13,8 +13,9 @@ import (
 const maxCardBytes = 1 << 20
 
 // card serves the agent's card with its URLs rewritten to the gateway's.
-// It is asked of the agent's origin, where the well-known paths are; the
-// other card path is tried when the agent has not the one asked for. A
+// It is read below the agent's URL, where a client given that URL looks
+// for it; the other card path is tried when the agent has not the one
+// asked for. A
 // key must be allowed the agent to read it, and reading it is free.
 func (x *exchange) card(path string) {
 	if x.r.Method != http.MethodGet {
@@ -62,11 +63,9 @@ func (x *exchange) serveCard(t *Target, path string) Outcome {
 	return Outcome{Status: http.StatusOK, Answered: true}
 }
 
-// fetchCard reads the card at path on the agent's origin.
+// fetchCard reads the card at path below the agent's URL.
 func (x *exchange) fetchCard(t *Target, path string) ([]byte, int, error) {
-	u := *t.URL
-	u.Path, u.RawPath, u.RawQuery = path, "", ""
-	resp, err := x.send(t, http.MethodGet, &u, nil)
+	resp, err := x.send(t, http.MethodGet, upstreamURL(t.URL, path, ""), nil)
 	if err != nil {
 		return nil, 0, err
 	}

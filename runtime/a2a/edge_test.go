@@ -12,12 +12,12 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 )
 
-// fakeAgent serves h as an agent at /rpc and its origin, on 127.0.0.1.
+// fakeAgent serves h as an agent on 127.0.0.1, its URL the server's root.
 func fakeAgent(t *testing.T, h http.HandlerFunc) string {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return srv.URL + "/rpc"
+	return srv.URL
 }
 
 func TestBrokenStreamEndsWithAnErrorEvent(t *testing.T) {
@@ -83,7 +83,7 @@ func TestUnreachableAndSlowAgentsAreGivenBack(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	gw := startGateway(t, "http://"+addr+"/rpc")
+	gw := startGateway(t, "http://"+addr)
 	resp, body := gw.post(t, `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{}}`)
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, `"code":"upstream_unreachable"`) {
 		t.Fatalf("unreachable: %d %s", resp.StatusCode, body)
@@ -131,18 +131,18 @@ func TestBodiesThatAreNoCallAreRefusedUnsent(t *testing.T) {
 	}
 }
 
-func TestHTTPJSONBindingGoesToTheAgentsOrigin(t *testing.T) {
+func TestHTTPJSONBindingGoesBelowTheAgentsURL(t *testing.T) {
 	var paths []string
 	gw := startGateway(t, fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
 		paths = append(paths, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Authorization"))
 		switch r.URL.Path {
-		case "/rest/message:send", "/rest/tasks/t1":
+		case "/agent/rest/message:send", "/agent/rest/tasks/t1":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"task":{"id":"t1"}}`)
 		default:
 			http.NotFound(w, r)
 		}
-	}))
+	})+"/agent")
 	for _, c := range []struct {
 		method, path string
 		status       int
@@ -165,9 +165,9 @@ func TestHTTPJSONBindingGoesToTheAgentsOrigin(t *testing.T) {
 		}
 	}
 	want := []string{
-		"POST /rest/message:send Bearer " + agentSecret, "GET /rest/tasks/t1?historyLength=2 Bearer " + agentSecret,
-		"GET /rest/tasks/t1 Bearer " + agentSecret, "POST /rest/tasks/t1:cancel Bearer " + agentSecret,
-		"GET /rest/tasks/none Bearer " + agentSecret,
+		"POST /agent/rest/message:send Bearer " + agentSecret, "GET /agent/rest/tasks/t1?historyLength=2 Bearer " + agentSecret,
+		"GET /agent/rest/tasks/t1 Bearer " + agentSecret, "POST /agent/rest/tasks/t1:cancel Bearer " + agentSecret,
+		"GET /agent/rest/tasks/none Bearer " + agentSecret,
 	}
 	if strings.Join(paths, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the agent was sent\n%s\nwant\n%s", strings.Join(paths, "\n"), strings.Join(want, "\n"))
@@ -185,7 +185,7 @@ func TestOldCardPathIsServedFromTheNewOne(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		fmt.Fprintf(w, `{"name":"x","url":"http://%s/rpc"}`, r.Host)
+		fmt.Fprintf(w, `{"name":"x","url":"http://%s"}`, r.Host)
 	}))
 	for _, p := range []string{"/.well-known/agent.json", "/.well-known/agent-card.json"} {
 		req, _ := http.NewRequest("GET", gw.base+p, nil)

@@ -27,7 +27,7 @@ type Admission struct {
 // Target is an agent resolved for serving.
 type Target struct {
 	// URL is the agent's URL (its JSON-RPC endpoint); the rest of the
-	// agent's surface is on its origin.
+	// agent's surface (its card, an HTTP+JSON binding) is below it.
 	URL *url.URL
 	// Header is set on every request to the agent: its static headers and
 	// its credential (a secret: never logged).

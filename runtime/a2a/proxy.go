@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/pistra/pistra/runtime/dialect"
@@ -32,9 +33,9 @@ type Proxy struct {
 }
 
 // Serve answers one request to agent: prefix is the agent's path at the
-// gateway ("/a2a/<agent>"), rest the request's path below it. An empty
-// rest is the JSON-RPC endpoint, a card path the card, anything else the
-// HTTP+JSON binding.
+// gateway ("/a2a/<agent>"), rest the request's path below it, which is
+// sent below the agent's URL. An empty rest is the JSON-RPC endpoint, a
+// card path the card, anything else the HTTP+JSON binding.
 func (p *Proxy) Serve(w http.ResponseWriter, r *http.Request, agent, prefix, rest string) {
 	x := &exchange{p: p, w: w, r: r, agent: agent, gateway: gatewayURL(r, prefix)}
 	if rest != "" {
@@ -94,8 +95,8 @@ func (x *exchange) jsonrpc() {
 	x.call(c, "")
 }
 
-// call admits c and sends it: to the agent's URL (rest "") or to rest on
-// its origin.
+// call admits c and sends it: to the agent's URL (rest "") or to rest
+// below it.
 func (x *exchange) call(c Call, rest string) {
 	if rest != "" && !x.readBody() {
 		return
@@ -204,11 +205,11 @@ func bodyReader(b []byte) io.Reader {
 }
 
 // upstreamURL is where a call goes: the agent's URL for JSON-RPC (rest
-// ""), else rest on the agent's origin, with the client's query.
+// ""), else rest below it, with the client's query.
 func upstreamURL(agent *url.URL, rest, query string) *url.URL {
 	u := *agent
 	if rest != "" {
-		u.Path, u.RawPath, u.RawQuery = rest, "", query
+		u.Path, u.RawPath, u.RawQuery = strings.TrimSuffix(agent.Path, "/")+rest, "", query
 	}
 	return &u
 }

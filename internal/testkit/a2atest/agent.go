@@ -32,19 +32,15 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 )
 
-// RPCPath is where the agent serves JSON-RPC; its URL is the agent's.
-const RPCPath = "/rpc"
-
 // Agent is a running A2A agent.
 type Agent struct {
-	// URL is the agent's JSON-RPC endpoint, what a catalog names.
-	URL string
-	// Origin is its scheme and host, where its card is.
-	Origin string
-	srv    *httptest.Server
-	steps  chan struct{}
-	mu     sync.Mutex
-	seen   []Seen
+	// URL is the agent's JSON-RPC endpoint, what a catalog names: its
+	// root, below which are its card and an HTTP+JSON interface.
+	URL   string
+	srv   *httptest.Server
+	steps chan struct{}
+	mu    sync.Mutex
+	seen  []Seen
 }
 
 // Seen is one request the agent was sent.
@@ -60,13 +56,12 @@ func Start(t testing.TB) *Agent {
 	t.Helper()
 	a := &Agent{steps: make(chan struct{})}
 	a.srv = httptest.NewUnstartedServer(nil)
-	a.Origin = "http://" + a.srv.Listener.Addr().String()
-	a.URL = a.Origin + RPCPath
+	a.URL = "http://" + a.srv.Listener.Addr().String()
 	card := a.Card()
 	handler := a2asrv.NewHandler(executor{a}, a2asrv.WithExtendedAgentCard(card))
 	mux := http.NewServeMux()
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	mux.Handle(RPCPath, aliases(a2asrv.NewJSONRPCHandler(handler)))
+	mux.Handle("/{$}", aliases(a2asrv.NewJSONRPCHandler(handler)))
 	a.srv.Config.Handler = a.record(mux)
 	a.srv.Start()
 	t.Cleanup(a.srv.Close)
@@ -74,7 +69,7 @@ func Start(t testing.TB) *Agent {
 }
 
 // Card is the agent's card: JSON-RPC at URL, streaming, an extended card,
-// an HTTP+JSON interface on its origin and a gRPC one elsewhere (which a
+// an HTTP+JSON interface below URL and a gRPC one elsewhere (which a
 // gateway must not point clients at).
 func (a *Agent) Card() *a2a.AgentCard {
 	return &a2a.AgentCard{
@@ -82,7 +77,7 @@ func (a *Agent) Card() *a2a.AgentCard {
 		URL: a.URL, PreferredTransport: a2a.TransportProtocolJSONRPC, ProtocolVersion: "0.3.0",
 		AdditionalInterfaces: []a2a.AgentInterface{
 			{Transport: a2a.TransportProtocolJSONRPC, URL: a.URL},
-			{Transport: a2a.TransportProtocolHTTPJSON, URL: a.Origin + "/rest"},
+			{Transport: a2a.TransportProtocolHTTPJSON, URL: a.URL + "/rest"},
 			{Transport: a2a.TransportProtocolGRPC, URL: "grpc.elsewhere.invalid:443"},
 		},
 		Capabilities:                      a2a.AgentCapabilities{Streaming: true},
