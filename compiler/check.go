@@ -41,6 +41,7 @@ func (c *compiler) check() {
 	for _, name := range sortedKeys(c.src.Pools) {
 		c.checkPool(name, c.src.Pools[name])
 	}
+	c.checkServices()
 	c.checkOverlays()
 	c.checkPolicy()
 }
@@ -157,8 +158,29 @@ func (c *compiler) checkDialectHeaders(name string, p srcProvider) {
 // checkTLS checks a provider's TLS options: absolute paths, a client
 // certificate with its key, and only https upstreams to apply them to.
 func (c *compiler) checkTLS(name string, p srcProvider) {
-	at := func(elems ...any) cue.Path { return path(append([]any{"providers", name, "tls"}, elems...)...) }
-	t := p.TLS
+	at := path("providers", name, "tls")
+	c.checkTLSFiles(at, p.TLS)
+	if p.Pool != nil {
+		if pool, ok := c.src.Pools[*p.Pool]; ok && pool.Scheme != "https" {
+			c.labelErrorf(at, "tls applies to https upstreams, and pool %q is reached over %s", *p.Pool, pool.Scheme)
+		}
+		return
+	}
+	for _, cn := range sortedKeys(p.Channels) {
+		base := p.Channels[cn].BaseURL
+		if base == nil {
+			base = p.BaseURL
+		}
+		if base != nil && strings.HasPrefix(strings.ToLower(*base), "http:") {
+			c.labelErrorf(at, "tls applies to https upstreams, and channel %q is reached over http (%s)", cn, *base)
+		}
+	}
+}
+
+// checkTLSFiles checks a tls block, wherever it is written: absolute
+// paths, a client certificate with its key, something set at all.
+func (c *compiler) checkTLSFiles(tlsAt cue.Path, t *srcTLS) {
+	at := func(field string) cue.Path { return sub(tlsAt, field) }
 	files := []struct {
 		field string
 		v     *string
@@ -174,25 +196,10 @@ func (c *compiler) checkTLS(name string, p srcProvider) {
 	case t.KeyFile != nil && t.CertFile == nil:
 		c.labelErrorf(at("key_file"), "a client key needs its certificate: cert_file is missing")
 	case t.CAFile == nil && t.CertFile == nil && t.ServerName == nil:
-		c.labelErrorf(at(), "tls sets nothing; give ca_file, cert_file and key_file, or server_name, or leave tls out")
+		c.labelErrorf(tlsAt, "tls sets nothing; give ca_file, cert_file and key_file, or server_name, or leave tls out")
 	}
 	if t.ServerName != nil && *t.ServerName == "" {
 		c.errorf(at("server_name"), "empty server_name; leave it out to check the certificate against the URL's host")
-	}
-	if p.Pool != nil {
-		if pool, ok := c.src.Pools[*p.Pool]; ok && pool.Scheme != "https" {
-			c.labelErrorf(at(), "tls applies to https upstreams, and pool %q is reached over %s", *p.Pool, pool.Scheme)
-		}
-		return
-	}
-	for _, cn := range sortedKeys(p.Channels) {
-		base := p.Channels[cn].BaseURL
-		if base == nil {
-			base = p.BaseURL
-		}
-		if base != nil && strings.HasPrefix(strings.ToLower(*base), "http:") {
-			c.labelErrorf(at(), "tls applies to https upstreams, and channel %q is reached over http (%s)", cn, *base)
-		}
 	}
 }
 

@@ -60,6 +60,7 @@ func (c *compiler) checkProfile(name string, p srcProfile) {
 		}
 	}
 	duplicates(c, at("budgets"), "", p.Budgets, func(s string) string { return s }, "budget")
+	c.checkProfileServices(name, p, budgets)
 	c.checkRules(at("access_rules"), p.AccessRules)
 	c.checkRuleCodes(at("access_rules"), p.AccessRules, c.src.AccessRules)
 }

@@ -79,6 +79,7 @@ func (p *planner) profile(name string) plan.Profile {
 		out.OnFidelityLoss = *src.OnFidelityLoss
 	}
 	out.RequireCaps = capSet(src.RequireCaps)
+	p.profileServices(&out, src)
 	for _, b := range src.Budgets {
 		out.Budgets = append(out.Budgets, slices.IndexFunc(p.g.Budgets, func(x plan.Budget) bool { return x.Name == b }))
 	}

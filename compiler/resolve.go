@@ -74,6 +74,7 @@ func (c *compiler) resolve() {
 		c.cat.routes = append(c.cat.routes, routeOptions(&c.g.Providers[i]))
 	}
 	c.resolvePrimaries()
+	c.buildServices()
 }
 
 func modelRoutes(p srcProvider) map[string][]plan.Route {
@@ -262,9 +263,7 @@ func (c *compiler) buildProvider(name string, p srcProvider, res map[string]stri
 	}
 	out.Headers, out.Query = pairs(p.Headers), pairs(p.Query)
 	out.UsageAPI = buildUsageAPI(p.UsageAPI)
-	if t := p.TLS; t != nil {
-		out.TLS = &plan.TLS{CAFile: deref(t.CAFile), CertFile: deref(t.CertFile), KeyFile: deref(t.KeyFile), ServerName: deref(t.ServerName)}
-	}
+	out.TLS = buildTLS(p.TLS)
 	for _, m := range sortedKeys(p.Models) {
 		out.Models = append(out.Models, plan.Model{Name: m, MaxTokens: p.Models[m].MaxTokens})
 	}
@@ -404,6 +403,14 @@ func capSet(names []string) plan.CapSet {
 		}
 	}
 	return set
+}
+
+// buildTLS renders a tls block; nil when none is written.
+func buildTLS(t *srcTLS) *plan.TLS {
+	if t == nil {
+		return nil
+	}
+	return &plan.TLS{CAFile: deref(t.CAFile), CertFile: deref(t.CertFile), KeyFile: deref(t.KeyFile), ServerName: deref(t.ServerName)}
 }
 
 func deref[T any](p *T) T {

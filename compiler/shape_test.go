@@ -25,7 +25,7 @@ func TestShapeErrors(t *testing.T) {
 		{"bound inside a default", `providers: p: {base_url: "https://x.test", models: m: {}, channels: c: {dialect: "openai", tier: "native"}, retries: max: 11}`,
 			[]string{`1:123: providers.p.retries.max: must be <=10, got 11`}},
 		{"unknown top-level field", `provider: {}`,
-			[]string{`1:1: provider: unknown field "provider" (known: access_rules, budgets, claim_max_age_days, keys, on_fidelity_loss, overlays, pools, primary, profiles, providers); did you mean "providers"?`}},
+			[]string{`1:1: provider: unknown field "provider" (known: access_rules, agents, budgets, claim_max_age_days, keys, mcp_servers, on_fidelity_loss, overlays, pools, primary, profiles, providers); did you mean "providers"?`}},
 		{"misspelt required field", `keys: [{name: "a", profil: "p", hash: "h"}]`,
 			[]string{`1:20: keys[0].profil: unknown field "profil" (known: hash, name, profile); did you mean "profile"?`}},
 		{"unknown field in a list element", `keys: [{name: "a", profile: "p", hash: "h", scope: "x"}]`,

@@ -18,6 +18,8 @@ type source struct {
 	Pools          map[string]srcPool     `json:"pools"`
 	Primary        map[string]string      `json:"primary"`
 	Overlays       map[string]srcOverlay  `json:"overlays"`
+	MCPServers     map[string]srcService  `json:"mcp_servers"`
+	Agents         map[string]srcService  `json:"agents"`
 	ClaimMaxAge    int                    `json:"claim_max_age_days"`
 	OnFidelityLoss plan.LossAction        `json:"on_fidelity_loss"`
 	Profiles       map[string]srcProfile  `json:"profiles"`
@@ -124,6 +126,20 @@ type srcProfile struct {
 	OnFidelityLoss *plan.LossAction `json:"on_fidelity_loss"`
 	AccessRules    []srcRule        `json:"access_rules"`
 	Budgets        []string         `json:"budgets"`
+	MCPServers     []string         `json:"mcp_servers"`
+	Agents         []string         `json:"agents"`
+	AgentBudgets   []string         `json:"agent_budgets"`
+}
+
+// srcService is an MCP server or an A2A agent (CostPerCall is an agent's).
+type srcService struct {
+	URL           string            `json:"url"`
+	CredentialEnv *string           `json:"credential_env"`
+	Auth          *plan.AuthScheme  `json:"auth"`
+	Headers       map[string]string `json:"headers"`
+	TLS           *srcTLS           `json:"tls"`
+	Timeout       *string           `json:"timeout"`
+	CostPerCall   uint64            `json:"cost_per_call"`
 }
 
 type srcKey struct {

@@ -29,6 +29,7 @@ func (c *compiler) warnDead() {
 		c.warnProviderAuth(name, p)
 	}
 	c.warnUnused()
+	c.warnServices()
 }
 
 // warnUnused reports budgets no profile names (a budget is charged only
@@ -36,7 +37,7 @@ func (c *compiler) warnDead() {
 func (c *compiler) warnUnused() {
 	named := map[string]bool{}
 	for _, p := range c.src.Profiles {
-		for _, b := range p.Budgets {
+		for _, b := range slices.Concat(p.Budgets, p.AgentBudgets) {
 			named[b] = true
 		}
 	}

@@ -124,6 +124,7 @@ func TestEveryEnumValueHasAConstant(t *testing.T) {
 	values = appendAll(values, plan.Windows)
 	values = appendAll(values, plan.BucketScopes)
 	values = appendAll(values, plan.PickerFailures)
+	values = appendAll(values, plan.ServiceKinds)
 	for _, v := range values {
 		if _, ok := constNames[v]; !ok {
 			t.Errorf("%T %q has no constant name", v, v)

@@ -52,6 +52,9 @@ var constNames = map[any]string{
 	plan.Failure429:     "Failure429",
 	plan.FailureTimeout: "FailureTimeout",
 
+	plan.KindMCPServer: "KindMCPServer",
+	plan.KindAgent:     "KindAgent",
+
 	plan.AuthBearer:  "AuthBearer",
 	plan.AuthXAPIKey: "AuthXAPIKey",
 	plan.AuthAPIKey:  "AuthAPIKey",

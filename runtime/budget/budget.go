@@ -115,7 +115,12 @@ func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket,
 	t.reset(r, c)
 	for _, bi := range prof.Budgets {
 		b := &gr.Budgets[bi]
-		if refusal := g.hold(t, r, c, b, now); refusal != nil {
+		cost, err := t.price(b, estimate(r))
+		if err != nil {
+			t.Release()
+			return nil, errorRefusal(b, err, false) // the policy's expression fails the same on a retry
+		}
+		if refusal := g.hold(t, r, b, cost, now); refusal != nil {
 			t.Release()
 			return nil, refusal
 		}
@@ -123,12 +128,28 @@ func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket,
 	return t, nil
 }
 
-// hold takes c's expected cost on b's bucket for r into t.
-func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.Budget, now time.Time) *admission.Refusal {
-	cost, err := t.price(b, estimate(r))
-	if err != nil {
-		return errorRefusal(b, err, false) // the policy's expression fails the same on a retry
+// AdmitCall holds one call to svc (an MCP call, an A2A message or task
+// read) on every budget bound to the profile's agent traffic: a flat
+// cost, the agent's cost_per_call or the budget's. Settled with a 2xx
+// outcome the hold is spent; released, or settled with any other, it is
+// given back. It counts nothing in the usage ledger, which is of tokens.
+func (g *Gate) AdmitCall(r *admission.Request, svc *plan.Service) (admission.Ticket, *admission.Refusal) {
+	gr := r.Graph
+	now := g.now()
+	t := g.tickets.Get().(*ticket)
+	t.open, t.flat, t.progs, t.holds = true, true, r.Programs, t.holds[:0]
+	for _, bi := range gr.Profiles[r.Profile].AgentBudgets {
+		b := &gr.Budgets[bi]
+		if refusal := g.hold(t, r, b, svc.CostOf(b), now); refusal != nil {
+			t.Release()
+			return nil, refusal
+		}
 	}
+	return t, nil
+}
+
+// hold takes cost on b's bucket for r into t.
+func (g *Gate) hold(t *ticket, r *admission.Request, b *plan.Budget, cost uint64, now time.Time) *admission.Refusal {
 	var share float64
 	if g.degraded.Load() {
 		share = g.degradedShare

@@ -15,6 +15,9 @@ type ticket struct {
 	g *Gate
 	// open is false once the ticket is closed.
 	open bool
+	// flat is a call's ticket: its hold is the whole cost, and no usage
+	// is reported to settle it with.
+	flat bool
 	// progs are the CEL programs of the request's policy.
 	progs  *expr.Programs
 	served expr.Served
@@ -32,7 +35,7 @@ type hold struct {
 var _ admission.Ticket = (*ticket)(nil)
 
 func (t *ticket) reset(r *admission.Request, c *plan.Candidate) {
-	t.open, t.progs = true, r.Programs
+	t.open, t.flat, t.progs = true, false, r.Programs
 	p := &r.Graph.Providers[c.Provider]
 	t.served, t.usageAPI = expr.Served{Model: c.Model, Backend: p.Name}, p.UsageAPI
 	t.holds = t.holds[:0]
@@ -55,7 +58,7 @@ func (t *ticket) Settle(o *admission.Outcome) {
 	if t.open && o != nil && o.Model != "" {
 		t.served.Model = o.Model // the row and a cost expression name what served
 	}
-	if t.open && o != nil && (o.Usage.Reported || o.Status/100 == 2) {
+	if t.open && !t.flat && o != nil && (o.Usage.Reported || o.Status/100 == 2) {
 		t.g.usage.record(usageKey(t.served.Backend, t.served.Model, t.usageAPI, t.g.now()), &o.Usage)
 	}
 	t.close(o)
@@ -69,6 +72,10 @@ func (t *ticket) close(o *admission.Outcome) {
 		var spent uint64
 		switch {
 		case o == nil:
+		case t.flat:
+			if o.Status/100 == 2 {
+				spent = h.amount
+			}
 		case o.Usage.Reported:
 			c, err := t.cost(h.budget, o.Usage)
 			if err != nil {

@@ -114,6 +114,19 @@ const (
 	// CodeProviderSuspended (503): an operator suspended the provider the
 	// request is routed to first; it is not sent down the failover list.
 	CodeProviderSuspended Code = "provider_suspended"
+	// CodeServiceNotFound (404): /mcp/{name} or /a2a/{name} names no MCP
+	// server or agent of the policy.
+	CodeServiceNotFound Code = "service_not_found"
+	// CodeServiceNotAllowed (403): the key's profile may not reach the MCP
+	// server or agent.
+	CodeServiceNotAllowed Code = "service_not_allowed"
+	// CodeServiceSuspended (503): an operator suspended the MCP server or
+	// agent; it is not called.
+	CodeServiceSuspended Code = "service_suspended"
+	// CodeInvalidRPC (400): the body is not a JSON-RPC 2.0 message (or
+	// batch), or its headers contradict it (Mcp-Method against the body's
+	// method).
+	CodeInvalidRPC Code = "invalid_rpc"
 	// CodeNotReady (503): no policy snapshot is active yet.
 	CodeNotReady Code = "not_ready"
 	// CodeInternal (500): a bug in pistrad; the request id finds the log.
@@ -130,7 +143,8 @@ var Codes = []Code{
 	CodeUnsupportedCandidate, CodeUntranslatable, CodeUpstreamInvalidResponse,
 	CodeUpstreamStreamIncomplete, CodeUpstreamUnreachable, CodeUpstreamTimeout, CodeUpstreamError,
 	CodeUpstreamRateLimited, CodeCircuitOpen, CodeBudgetExceeded, CodeBudgetError,
-	CodePoolNoMember, CodePickerUnavailable, CodePickerShed, CodeKeySuspended, CodeProviderSuspended, CodeNotReady, CodeInternal,
+	CodePoolNoMember, CodePickerUnavailable, CodePickerShed, CodeKeySuspended, CodeProviderSuspended,
+	CodeServiceNotFound, CodeServiceNotAllowed, CodeServiceSuspended, CodeInvalidRPC, CodeNotReady, CodeInternal,
 }
 
 // Error is a gateway-originated error, rendered by each dialect in its own

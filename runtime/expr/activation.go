@@ -68,6 +68,10 @@ func (a *attrsActivation) ResolveName(name string) (any, bool) {
 		return types.String(a.a.Provider), true
 	case "channel":
 		return types.String(a.a.Channel), true
+	case "service":
+		return types.String(a.a.Service), true
+	case "method":
+		return types.String(a.a.Method), true
 	}
 	return nil, false
 }

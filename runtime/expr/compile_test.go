@@ -113,7 +113,7 @@ func TestCompileRule(t *testing.T) {
 }
 
 func TestCompileRuleRefuses(t *testing.T) {
-	declared := "channel, key, model, profile, provider, route, upstream_model"
+	declared := "channel, key, method, model, profile, provider, route, service, upstream_model"
 	for _, tc := range []struct {
 		src, msg string
 		offset   int

@@ -29,6 +29,9 @@ type Served struct {
 // asked for; UpstreamModel is the name sent to the provider.
 type Attrs struct {
 	Route, Model, UpstreamModel, Profile, Key, Provider, Channel string
+	// Service and Method are an MCP or A2A call's: the server or agent
+	// called and the JSON-RPC method; empty for an LLM request.
+	Service, Method string
 }
 
 // perCallCostLimit bounds the work one evaluation may do. The expressions are
@@ -84,6 +87,8 @@ var (
 		{"key", cel.StringType, "the caller's key, by its name under keys"},
 		{"provider", cel.StringType, "the candidate's provider"},
 		{"channel", cel.StringType, "the candidate's channel"},
+		{"service", cel.StringType, "the MCP server or A2A agent called, by its name under mcp_servers or agents; empty for an LLM request"},
+		{"method", cel.StringType, "the JSON-RPC method of an MCP or A2A call (tools/call, message/send, ...); empty for an LLM request"},
 	})
 )
 

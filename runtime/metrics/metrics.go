@@ -46,6 +46,7 @@ type Metrics struct {
 	pickBy      sync.Map
 	poolMembers *prometheus.GaugeVec
 	poolAge     *prometheus.GaugeVec
+	calls       *prometheus.CounterVec
 }
 
 // New registers every series on a fresh registry, with the Go runtime and
@@ -122,9 +123,13 @@ func New() *Metrics {
 			Name: "pistra_pool_members_age_seconds",
 			Help: "Time since a pool member set last resolved, as of its latest attempt: rising while DNS fails and the last good set is kept.",
 		}, []string{"provider", "subset"}),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pistra_agent_calls_total",
+			Help: "JSON-RPC messages sent to MCP servers and A2A agents (or refused on the way), by kind (mcp_server, agent), service, method class (tool, resource, prompt, message, task, other, notification) and outcome: charged, free (answered, not charged), upstream_error, input_required, unanswered, forwarded (a notification or response), or the refusal's code.",
+		}, []string{"kind", "service", "class", "outcome"}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.retries, m.noRetry, m.failovers, m.skipped, m.streams, m.tokens, m.refusals, m.used, m.buckets, m.downgrade, m.panics, m.reloads,
-		m.poolPicks, m.poolMembers, m.poolAge,
+		m.poolPicks, m.poolMembers, m.poolAge, m.calls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -203,6 +208,13 @@ func (m *Metrics) Tokens(provider, model string, u *meter.Usage) {
 			c[i].Add(float64(n))
 		}
 	}
+}
+
+// Call counts one JSON-RPC message to an MCP server or agent. Every label
+// is bounded: kinds and classes are fixed lists, services the policy's,
+// outcomes fixed or a refusal's code.
+func (m *Metrics) Call(kind, service, class, outcome string) {
+	m.calls.WithLabelValues(kind, service, class, outcome).Inc()
 }
 
 // Refused records a request refused before any provider was tried.

@@ -26,9 +26,13 @@ type Graph struct {
 
 	Providers []Provider `json:"providers"`
 	Pools     []Pool     `json:"pools,omitempty"`
-	Profiles  []Profile  `json:"profiles"`
-	Keys      []Key      `json:"keys"`
-	Budgets   []Budget   `json:"budgets,omitempty"`
+	// MCPServers and Agents are the services agent traffic reaches, each
+	// sorted by name.
+	MCPServers []Service `json:"mcp_servers,omitempty"`
+	Agents     []Service `json:"agents,omitempty"`
+	Profiles   []Profile `json:"profiles"`
+	Keys       []Key     `json:"keys"`
+	Budgets    []Budget  `json:"budgets,omitempty"`
 	// Rules are the deployment-wide access rules, evaluated before any
 	// profile's own rules.
 	Rules []Rule `json:"rules,omitempty"`
@@ -355,6 +359,12 @@ type Profile struct {
 	Rules          []Rule     `json:"rules,omitempty"`
 	Table          int        `json:"table"`             // index into Graph.Tables
 	Budgets        []int      `json:"budgets,omitempty"` // indexes into Graph.Budgets
+	// MCPServers and Agents index Graph.MCPServers and Graph.Agents: what
+	// the profile's keys may reach. AgentBudgets index Graph.Budgets: the
+	// budgets its MCP and A2A calls draw on.
+	MCPServers   []int `json:"mcp_servers,omitempty"`
+	Agents       []int `json:"agents,omitempty"`
+	AgentBudgets []int `json:"agent_budgets,omitempty"`
 }
 
 // Key is a client credential, stored as a hash only.

@@ -62,6 +62,14 @@ func (r *Record) walk(f *fields, d time.Duration) {
 		f.optUint("cache_creation_input_tokens", u.CacheCreationInputTokens)
 		f.optUint("reasoning_tokens", u.ReasoningTokens)
 	}
+	if c := r.Call; c != nil {
+		f.str("service", c.Service)
+		f.optStr("key", c.Key)
+		f.optStr("method", truncate(c.Method, maxLoggedModel))
+		f.int("calls", c.Calls)
+		f.optStr("budgets", c.Budgets)
+		f.uint("charge", c.Charge)
+	}
 	f.optStr("code", string(r.Code))
 	if r.Err != nil {
 		f.str("error", r.Err.Error())

@@ -63,10 +63,28 @@ type Record struct {
 	Code dialect.Code
 	// Err is the last failure, if any. Never holds a secret.
 	Err error
+	// Call is what an MCP or A2A request called; nil for any other.
+	Call *Call
 	// Cut is true when the upstream body broke after the status was sent:
 	// the client connection must be aborted so the client sees an error
 	// rather than a clean end.
 	Cut bool
+}
+
+// Call is the part of an MCP or A2A request's record an LLM request has
+// none of.
+type Call struct {
+	// Service is the MCP server or agent called; Key the caller's key by
+	// name.
+	Service, Key string
+	// Method is the first request's method (the only one but in a batch);
+	// Calls counts the charged calls admitted.
+	Method string
+	Calls  int
+	// Budgets names the budgets the calls drew on; Charge is what they
+	// were charged in all, summed over those budgets.
+	Budgets string
+	Charge  uint64
 }
 
 // StatusClientClosed is recorded when the client went away before an

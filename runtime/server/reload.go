@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"github.com/pistra/pistra/runtime/budget"
+	"net/http"
 	"time"
 
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/catalog"
 	"github.com/pistra/pistra/runtime/proxy"
 	"github.com/pistra/pistra/runtime/snapshot"
+	"github.com/pistra/pistra/runtime/upstream"
 )
 
 var _ admin.Controller = (*Server)(nil)
@@ -32,6 +34,13 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 			up.Transport = proxy.NewTLSTransport(s.opts.Transport, up.TLS)
 		}
 	}
+	for _, svcs := range [][]upstream.Service{snap.MCPServers, snap.Agents} {
+		for i := range svcs {
+			if svc := &svcs[i]; svc.TLS != nil {
+				svc.Transport = proxy.NewTLSTransport(s.opts.Transport, svc.TLS)
+			}
+		}
+	}
 	// Last, once g passed every check: its breakers and member sets are
 	// those requests find.
 	s.circuits.Load(g)
@@ -44,8 +53,17 @@ func (s *Server) loadSnapshot() (*snapshot.Snapshot, error) {
 // the serving snapshot cur no longer sends to. Those still carrying a
 // request close once idle for the transport's idle timeout.
 func (s *Server) closeIdle(old, cur *snapshot.Snapshot) {
+	closers := make([]http.RoundTripper, 0, len(old.Upstreams))
 	for i := range old.Upstreams {
-		if t, ok := old.Upstreams[i].Transport.(interface{ CloseIdleConnections() }); ok {
+		closers = append(closers, old.Upstreams[i].Transport)
+	}
+	for _, svcs := range [][]upstream.Service{old.MCPServers, old.Agents} {
+		for i := range svcs {
+			closers = append(closers, svcs[i].Transport)
+		}
+	}
+	for _, rt := range closers {
+		if t, ok := rt.(interface{ CloseIdleConnections() }); ok {
 			t.CloseIdleConnections()
 		}
 	}
@@ -67,6 +85,11 @@ func hosts(snap *snapshot.Snapshot) map[string]bool {
 	set := map[string]bool{}
 	for i := range snap.Upstreams {
 		snap.Upstreams[i].Hosts(set)
+	}
+	for _, svcs := range [][]upstream.Service{snap.MCPServers, snap.Agents} {
+		for i := range svcs {
+			svcs[i].Hosts(set)
+		}
 	}
 	return set
 }

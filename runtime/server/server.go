@@ -20,9 +20,11 @@ import (
 
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/admission"
+	"github.com/pistra/pistra/runtime/agentcall"
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/circuit"
+	"github.com/pistra/pistra/runtime/mcp"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
@@ -107,6 +109,10 @@ type Server struct {
 	scrape   http.Handler
 	proxy    *proxy.Proxy
 	budgets  *budget.Gate
+	// calls is the gate of MCP and A2A traffic, protocols its protocols
+	// by kind.
+	calls     *agentcall.Gate
+	protocols map[plan.ServiceKind]agentcall.Protocol
 	// circuits keeps the providers' breakers across reloads and is their
 	// gate; suspensions is the gate of Options.Suspensions.
 	circuits    *circuit.Set
@@ -167,6 +173,8 @@ func New(o Options) (*Server, error) {
 		s.picks = poolPicks{s.pools}
 	}
 	s.proxy.Pools = s.picks
+	s.calls = &agentcall.Gate{Budgets: s.budgets, Suspensions: o.Suspensions, Metrics: s.metrics, Transport: o.Upstream}
+	s.protocols = map[plan.ServiceKind]agentcall.Protocol{plan.KindMCPServer: mcp.Protocol{}}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {
@@ -338,6 +346,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		if id, ok := cutModelID(path); ok {
 			s.models(w, r, id)
+			return
+		}
+		if k, name, rest, ok := cutService(path); ok {
+			s.serveCall(w, r, k, name, rest)
 			return
 		}
 		s.notFound(w, r)

@@ -28,6 +28,9 @@ type Snapshot struct {
 	Graph *plan.Graph
 	// Upstreams is indexed like Graph.Providers, with credentials resolved.
 	Upstreams []upstream.Upstream
+	// MCPServers and Agents are indexed like Graph.MCPServers and
+	// Graph.Agents, likewise.
+	MCPServers, Agents []upstream.Service
 	// Programs are the bundle's CEL programs, loaded once.
 	Programs *expr.Programs
 	// RequestRules[profile] is Graph.RequestRules(profile), kept so no
@@ -57,6 +60,10 @@ func New(g *plan.Graph, source string, env func(string) (string, bool)) (*Snapsh
 	if err != nil {
 		return nil, err
 	}
+	mcp, agents, err := upstream.ResolveServices(g, env)
+	if err != nil {
+		return nil, err
+	}
 	progs, err := expr.Load(g.CEL)
 	if err != nil {
 		return nil, fmt.Errorf("cel: %w", err)
@@ -65,7 +72,7 @@ func New(g *plan.Graph, source string, env func(string) (string, bool)) (*Snapsh
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{Graph: g, Upstreams: ups, Programs: progs, Source: source, LoadedAt: time.Now(), keys: keys}
+	s := &Snapshot{Graph: g, Upstreams: ups, MCPServers: mcp, Agents: agents, Programs: progs, Source: source, LoadedAt: time.Now(), keys: keys}
 	s.models = make([][numDialects][]string, len(g.Profiles))
 	s.RequestRules = make([][]plan.RequestRule, len(g.Profiles))
 	for p := range g.Profiles {
@@ -144,6 +151,14 @@ func (s *Snapshot) KeyNamed(name string) (index, profile int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// Service is service i of kind k, resolved.
+func (s *Snapshot) Service(k plan.ServiceKind, i int) *upstream.Service {
+	if k == plan.KindAgent {
+		return &s.Agents[i]
+	}
+	return &s.MCPServers[i]
 }
 
 // Models is what GET /v1/models lists for profile in dialect d, sorted.

@@ -1,5 +1,5 @@
-// Package suspend is operators' suspensions of keys, providers and access
-// rules: what a suspension is, where the request path looks them up
+// Package suspend is operators' suspensions of keys, providers, access
+// rules, MCP servers and agents: what a suspension is, where the request path looks them up
 // (Store, kept durable by the ledger), the admission gate that holds back
 // a suspended provider's candidates, the check that refuses a suspended
 // key, and the sets of suspended rules routing lifts (Rules).
@@ -23,6 +23,10 @@ const (
 	KindKey      Kind = "key"      // a client key: its requests are refused
 	KindProvider Kind = "provider" // a provider: its candidates are passed over
 	KindRule     Kind = "rule"     // an access rule: it denies nothing, whether folded at build or read per request
+	// An MCP server or A2A agent: its calls are refused and never sent.
+	// Spelt as plan.ServiceKind, so a service's kind names its suspensions.
+	KindMCPServer Kind = Kind(plan.KindMCPServer)
+	KindAgent     Kind = Kind(plan.KindAgent)
 )
 
 // Suspension is one durable suspension, as set on one node and seen on
@@ -53,9 +57,9 @@ type Store interface {
 // Valid checks that kind name can name a suspension at all.
 func Valid(kind Kind, name string) error {
 	switch kind {
-	case KindKey, KindProvider, KindRule:
+	case KindKey, KindProvider, KindRule, KindMCPServer, KindAgent:
 	default:
-		return fmt.Errorf("suspension kind %q: want key, provider or rule", kind)
+		return fmt.Errorf("suspension kind %q: want key, provider, rule, mcp_server or agent", kind)
 	}
 	if name == "" {
 		return fmt.Errorf("a %s suspension needs a name", kind)
@@ -81,8 +85,12 @@ func Declared(g *plan.Graph, kind Kind, name string) error {
 		}
 	case KindRule:
 		names = ruleNames(g)
+	case KindMCPServer, KindAgent:
+		for _, s := range g.Services(plan.ServiceKind(kind)) {
+			names = append(names, s.Name)
+		}
 	default:
-		return fmt.Errorf("%w: kind %q is not one of key, provider, rule", ErrUndeclared, kind)
+		return fmt.Errorf("%w: kind %q is not one of key, provider, rule, mcp_server, agent", ErrUndeclared, kind)
 	}
 	if !slices.Contains(names, name) {
 		return fmt.Errorf("%w: the policy declares no %s %q (it declares: %s)", ErrUndeclared, kind, name, strings.Join(names, ", "))

@@ -118,10 +118,12 @@ func TestNoStoreSuspendsNothing(t *testing.T) {
 // every profile's, each once.
 func TestDeclared(t *testing.T) {
 	g := testGraph()
+	g.MCPServers = []plan.Service{{Name: "search", Kind: plan.KindMCPServer}}
+	g.Agents = []plan.Service{{Name: "planner", Kind: plan.KindAgent}}
 	for _, ok := range []struct {
 		kind Kind
 		name string
-	}{{KindKey, "dev"}, {KindProvider, "backup"}, {KindRule, "no-o1"}, {KindRule, "small"}} {
+	}{{KindKey, "dev"}, {KindProvider, "backup"}, {KindRule, "no-o1"}, {KindRule, "small"}, {KindMCPServer, "search"}, {KindAgent, "planner"}} {
 		if err := Declared(g, ok.kind, ok.name); err != nil {
 			t.Errorf("%s %s: %v", ok.kind, ok.name, err)
 		}
@@ -132,7 +134,9 @@ func TestDeclared(t *testing.T) {
 	}{
 		{KindKey, "primary", `the policy declares no key "primary" (it declares: ci-bot, dev)`},
 		{KindRule, "dev", `the policy declares no rule "dev" (it declares: no-o1, small)`},
-		{"model", "gpt", `kind "model" is not one of key, provider, rule`},
+		{KindMCPServer, "planner", `the policy declares no mcp_server "planner" (it declares: search)`},
+		{KindAgent, "search", `the policy declares no agent "search" (it declares: planner)`},
+		{"model", "gpt", `kind "model" is not one of key, provider, rule, mcp_server, agent`},
 	} {
 		err := Declared(g, c.kind, c.name)
 		if !errors.Is(err, ErrUndeclared) || !strings.HasSuffix(err.Error(), c.want) {
@@ -143,8 +147,10 @@ func TestDeclared(t *testing.T) {
 
 // TestValid: a suspension names a known kind and something of it.
 func TestValid(t *testing.T) {
-	if err := Valid(KindRule, "no-o1"); err != nil {
-		t.Error(err)
+	for _, k := range []Kind{KindRule, KindMCPServer, KindAgent} {
+		if err := Valid(k, "x"); err != nil {
+			t.Error(err)
+		}
 	}
 	if err := Valid("model", "x"); err == nil {
 		t.Error("kind model accepted")

@@ -101,7 +101,7 @@ func Resolve(g *plan.Graph, env func(string) (string, bool)) ([]Upstream, error)
 		p := &g.Providers[i]
 		m, err := ups[i].resolve(p, poolScheme(g, p), env)
 		for _, v := range m {
-			missing = append(missing, v.describe(p.Name))
+			missing = append(missing, v.describe(fmt.Sprintf("provider %q", p.Name)))
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("provider %q: %w", p.Name, err))
@@ -124,11 +124,12 @@ type unset struct {
 	channels []string
 }
 
-func (m unset) describe(provider string) string {
+// describe names m for its owner: `provider "openai"`, say.
+func (m unset) describe(owner string) string {
 	if len(m.channels) == 0 {
-		return fmt.Sprintf("%s (provider %q)", m.env, provider)
+		return fmt.Sprintf("%s (%s)", m.env, owner)
 	}
-	return fmt.Sprintf("%s (provider %q, channel %s)", m.env, provider, strings.Join(m.channels, ", "))
+	return fmt.Sprintf("%s (%s, channel %s)", m.env, owner, strings.Join(m.channels, ", "))
 }
 
 func (u *Upstream) resolve(p *plan.Provider, scheme string, env func(string) (string, bool)) ([]unset, error) {
@@ -227,30 +228,39 @@ func (ch *Channel) resolve(p *plan.Provider, ci int, scheme string, creds *crede
 	return err
 }
 
-func (ch *Channel) setAuth(scheme plan.AuthScheme, secret string) error {
+func (ch *Channel) setAuth(scheme plan.AuthScheme, secret string) (err error) {
+	ch.authKey, ch.authValue, err = authHeader(scheme, secret)
+	return err
+}
+
+// authHeader is the header that presents secret by scheme. Its value is a
+// secret: never log it.
+func authHeader(scheme plan.AuthScheme, secret string) (string, []string, error) {
 	switch scheme {
 	case plan.AuthBearer:
-		ch.authKey, ch.authValue = "Authorization", []string{"Bearer " + secret}
+		return "Authorization", []string{"Bearer " + secret}, nil
 	case plan.AuthXAPIKey:
-		ch.authKey, ch.authValue = "X-Api-Key", []string{secret}
+		return "X-Api-Key", []string{secret}, nil
 	case plan.AuthAPIKey:
-		ch.authKey, ch.authValue = "Api-Key", []string{secret}
-	default:
-		return fmt.Errorf("unknown auth scheme %q (known: %s)", scheme, strings.Join(plan.Names(plan.AuthSchemes), ", "))
+		return "Api-Key", []string{secret}, nil
 	}
-	return nil
+	return "", nil, fmt.Errorf("unknown auth scheme %q (known: %s)", scheme, strings.Join(plan.Names(plan.AuthSchemes), ", "))
 }
 
 // setHeader sets h, replacing a header of the same name.
-func (ch *Channel) setHeader(h plan.Header) {
+func (ch *Channel) setHeader(h plan.Header) { ch.headers = withHeader(ch.headers, h) }
+
+// withHeader is hs with h set under its canonical name, replacing a
+// header of the same name.
+func withHeader(hs []plan.Header, h plan.Header) []plan.Header {
 	h.Name = textproto.CanonicalMIMEHeaderKey(h.Name)
-	for i := range ch.headers {
-		if ch.headers[i].Name == h.Name {
-			ch.headers[i].Value = h.Value
-			return
+	for i := range hs {
+		if hs[i].Name == h.Name {
+			hs[i].Value = h.Value
+			return hs
 		}
 	}
-	ch.headers = append(ch.headers, h)
+	return append(hs, h)
 }
 
 // loadTLS reads a provider's TLS files into a client configuration. Errors

@@ -34,10 +34,17 @@ func Maximal() *plan.Graph {
 			{
 				Name: "eval", AllowedModels: []string{"gpt-4o", "claude-*"}, OnFidelityLoss: plan.LossAllow,
 				RequireCaps: plan.Of(plan.CapUsageDetails, plan.CapStrictTools), PoolSubset: "eval", Table: 1,
-				Rules:   []plan.Rule{{Name: "no-o1", Code: "model_blocked", Message: "o1 is off", Expr: 1}},
-				Budgets: []int{0, 1},
+				Rules:      []plan.Rule{{Name: "no-o1", Code: "model_blocked", Message: "o1 is off", Expr: 1}},
+				Budgets:    []int{0, 1},
+				MCPServers: []int{0}, Agents: []int{0}, AgentBudgets: []int{2},
 			},
 		},
+		MCPServers: []plan.Service{{
+			Name: "tools", Kind: plan.KindMCPServer, URL: "https://tools.internal/mcp", CredentialEnv: "TOOLS_TOKEN",
+			Auth: plan.AuthXAPIKey, Headers: []plan.Header{{Name: "x-team", Value: "platform"}},
+			TLS: &plan.TLS{CAFile: "/etc/pistra/tools-ca.pem"}, TimeoutMS: 30000,
+		}},
+		Agents: []plan.Service{{Name: "planner", Kind: plan.KindAgent, URL: "http://planner.internal:9000", CostPerCall: 5}},
 		Keys: []plan.Key{
 			{Name: "ci", Hash: "sha256:" + hex64('1'), Profile: 0},
 			{Name: "evals", Hash: "sha256:" + hex64('2'), Profile: 1},
@@ -45,6 +52,7 @@ func Maximal() *plan.Graph {
 		Budgets: []plan.Budget{
 			{Name: "daily", Limit: 2_000_000, Window: plan.WindowDay, Per: plan.PerKey, CostType: plan.CostTotalToken, CostExpr: -1, CostPerCall: 1, CostPerSession: 1},
 			{Name: "weighted", Limit: 500, Window: plan.WindowHour, Per: plan.PerProfile, CostType: plan.CostCEL, CostExpr: 0},
+			{Name: "agent-calls", Limit: 1000, Window: plan.WindowDay, Per: plan.PerKey, CostType: plan.CostTotalToken, CostExpr: -1, CostPerCall: 2},
 		},
 		Rules: []plan.Rule{{Name: "embeddings-off", Code: "route_blocked", Expr: 2, Static: true}},
 		CandidateLists: [][]plan.Candidate{
