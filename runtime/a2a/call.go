@@ -2,9 +2,8 @@ package a2a
 
 import (
 	"errors"
-	"strings"
 
-	"github.com/pistra/pistra/runtime/jsonscan"
+	"github.com/pistra/pistra/runtime/jsonrpc"
 )
 
 // Binding is how a call reached the gateway.
@@ -21,7 +20,7 @@ const (
 
 // Call is one A2A request as the gateway reads it, before anything is
 // sent: which operation it is and, for JSON-RPC, the request's id, which
-// a refusal answers under.
+// its answer and a refusal carry.
 type Call struct {
 	// Method is the operation in the v1.0 vocabulary whatever spelling
 	// the client used ("SendMessage" for message/send as for
@@ -31,90 +30,43 @@ type Call struct {
 	Method  string
 	Class   Class
 	Binding Binding
-	// Stream: the answer is an event stream.
-	Stream bool
-	// ID is the JSON-RPC id as written (a number, a string with its
-	// quotes, or null), nil for the other bindings.
+	// ID is the JSON-RPC id as written (a number, or a string with its
+	// quotes), nil for the other bindings.
 	ID []byte
 }
 
-// Errors ReadJSONRPC answers for a body that is not one A2A request.
+// Errors ReadJSONRPC answers for a JSON-RPC body that is no A2A call.
 var (
-	ErrNotJSONRPC = errors.New("the body is not a JSON-RPC 2.0 request object")
-	ErrBatch      = errors.New("a JSON-RPC batch is not an A2A request: send one request per POST")
-	ErrNoMethod   = errors.New(`the JSON-RPC request has no string "method"`)
+	ErrBatch      = errors.New("a JSON-RPC batch is not an A2A call: send one request per POST")
+	ErrNotRequest = errors.New("an A2A call is a JSON-RPC request with a method and a non-null id")
 )
 
-// ReadJSONRPC reads the operation of a JSON-RPC request body by a
-// targeted scan: its method and id, nothing else. A2A has no batches
-// (agents answer one request per POST), so an array is refused rather
-// than guessed at: what one POST costs would otherwise depend on how an
-// agent the gateway cannot see treats it. A notification (no id) is read
-// like a request: an agent that acts on it does the same work.
+// ReadJSONRPC reads the call a JSON-RPC body holds, by a targeted scan
+// (jsonrpc.ReadMessages: its method and id, nothing else). A2A has no
+// batches (an agent answers one request per POST), so an array is
+// refused rather than guessed at: what one POST costs would otherwise
+// depend on how an agent the gateway cannot see treats it. Nor does it
+// have notifications: a request without an id would still be served by
+// an agent that acts on it, with an answer no id ties to its hold. Both
+// are refused.
 func ReadJSONRPC(body []byte) (Call, error) {
-	s := jsonscan.New(body)
-	switch s.Kind() {
-	case jsonscan.Object:
-	case jsonscan.Array:
+	var one [1]jsonrpc.Message
+	msgs, batch, err := jsonrpc.ReadMessages(body, one[:0])
+	switch {
+	case err != nil:
+		return Call{}, err
+	case batch:
 		return Call{}, ErrBatch
-	default:
-		return Call{}, ErrNotJSONRPC
+	case !msgs[0].IsRequest():
+		return Call{}, ErrNotRequest
 	}
-	var name, id []byte
-	names, named, version := 0, false, false
-	for m := s.Object(); m.Next(); {
-		switch key(m.Key()) {
-		case "method":
-			// Twice (in any case or escaping) is refused below: which one
-			// the agent reads is its decoder's choice (encoding/json's is
-			// the last).
-			names++
-			name, named = s.RawString()
-		case "id":
-			from := s.Pos()
-			s.Skip()
-			id = body[from:s.Pos()]
-		case "jsonrpc":
-			v, _ := s.RawString()
-			version = string(v) == "2.0"
-		default:
-			s.Skip()
-		}
-	}
-	if s.End(); s.Bad() || !version {
-		return Call{}, ErrNotJSONRPC
-	}
-	if !named || names > 1 {
-		return Call{}, ErrNoMethod
-	}
-	plain, ok := jsonscan.Unquote(nil, name)
-	if !ok {
-		return Call{}, ErrNoMethod
-	}
-	o := method(string(plain))
-	return Call{Method: o.name, Class: o.class, Binding: JSONRPC, Stream: o.stream, ID: id}, nil
+	o := method(msgs[0].Method)
+	return Call{Method: o.name, Class: o.class, Binding: JSONRPC, ID: msgs[0].ID}, nil
 }
 
 // ReadHTTPJSON reads the operation of an HTTP+JSON binding request from
-// its method and its path below the agent's root.
+// its method and its path below the agent's URL.
 func ReadHTTPJSON(httpMethod, path string) Call {
 	o := route(httpMethod, path)
-	return Call{Method: o.name, Class: o.class, Binding: HTTPJSON, Stream: o.stream}
-}
-
-// key is a member's name as a decoder of the agent's may match it: the
-// members the gateway reads are known in any case and any escaping
-// (encoding/json matches a struct's field names case-insensitively), so
-// "Method" cannot carry past the gateway a method it did not read.
-func key(raw []byte) string {
-	k, ok := jsonscan.Unquote(nil, raw)
-	if !ok {
-		return ""
-	}
-	for _, name := range [...]string{"method", "id", "jsonrpc"} {
-		if strings.EqualFold(string(k), name) {
-			return name
-		}
-	}
-	return ""
+	return Call{Method: o.name, Class: o.class, Binding: HTTPJSON}
 }

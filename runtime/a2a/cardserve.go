@@ -3,79 +3,98 @@ package a2a
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 
+	"github.com/pistra/pistra/runtime/agentcall"
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/jsonrpc"
 	"github.com/pistra/pistra/runtime/proxy"
 )
 
-// maxCardBytes bounds an agent card read to be rewritten.
+// maxCardBytes bounds an agent card, or an answer holding one, read to
+// be rewritten.
 const maxCardBytes = 1 << 20
 
-// card serves the agent's card with its URLs rewritten to the gateway's.
-// It is read below the agent's URL, where a client given that URL looks
-// for it; the other card path is tried when the agent has not the one
-// asked for. A
-// key must be allowed the agent to read it, and reading it is free.
-func (x *exchange) card(path string) {
-	if x.r.Method != http.MethodGet {
-		x.w.Header().Set("Allow", http.MethodGet)
-		writeError(x.w, nil, dialect.Errorf(http.StatusMethodNotAllowed, dialect.CodeMethodNotAllowed,
-			"the agent card is read with GET, not %s", x.r.Method))
+// serveCard serves the agent's card with its URLs rewritten to the
+// gateway's. It is read below the agent's URL, where a client given that
+// URL looks for it; the other card path is tried when the agent has not
+// the one asked for. Reading it is free, and passes the access rules and
+// the agent's suspension like any call.
+func serveCard(c *agentcall.Call, x *agentcall.Exchange, at string) {
+	if x.R.Method != http.MethodGet {
+		x.W.Header().Set("Allow", http.MethodGet)
+		refuse(x, nil, false, dialect.Errorf(http.StatusMethodNotAllowed, dialect.CodeMethodNotAllowed,
+			"the card of %s is read with GET, not %s", c, x.R.Method))
 		return
 	}
-	c := Call{Method: "GetAgentCard", Class: ClassCard, Binding: Card}
-	adm, no := x.p.Gate.Admit(x.r, x.agent, &c)
-	if no != nil {
-		writeError(x.w, nil, no)
+	call := Call{Method: "GetAgentCard", Class: ClassCard, Binding: Card}
+	if e := c.Admit(nil, call.Method, call.Class.String(), false); e != nil {
+		refuse(x, nil, false, e)
 		return
 	}
-	adm.Ticket.Close(x.serveCard(adm.Target, path))
+	resp, err := c.Send(x.R.Context(), http.MethodGet, at, nil, x.R.Header, &headers, x.RequestID)
+	if err == nil && resp.StatusCode == http.StatusNotFound {
+		resp.Body.Close()
+		resp, err = c.Send(x.R.Context(), http.MethodGet, otherCardPath(at), nil, x.R.Header, &headers, x.RequestID)
+	}
+	if err != nil {
+		unreachable(x, nil, err)
+		return
+	}
+	x.Record.UpstreamStatus = resp.StatusCode
+	c.AnsweredAll(resp.StatusCode == http.StatusOK, "upstream_error")
+	relayCard(c, x, &call, resp)
 }
 
-func (x *exchange) serveCard(t *Target, path string) Outcome {
-	card, status, err := x.fetchCard(t, path)
-	if err == nil && status == http.StatusNotFound {
-		card, status, err = x.fetchCard(t, otherCardPath(path))
-	}
-	if err != nil {
-		return x.failed(&Call{}, err)
-	}
-	if status != http.StatusOK {
-		e := dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamError, "agent %q answered its card with %d", x.agent, status)
-		if status == http.StatusNotFound {
-			e = dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound, "agent %q has no card", x.agent)
-		}
-		writeError(x.w, nil, e)
-		return Outcome{Status: e.Status, Err: e}
-	}
-	out, err := Rewriter{Agent: t.URL, Gateway: x.gateway}.Card(card)
-	if err != nil {
-		return x.broke(&Call{}, err)
-	}
-	h := x.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	x.w.WriteHeader(http.StatusOK)
-	if _, err := x.w.Write(out); err != nil {
-		return Outcome{Status: StatusClientClosed, Err: fmt.Errorf("client write: %w", err)}
-	}
-	return Outcome{Status: http.StatusOK, Answered: true}
-}
-
-// fetchCard reads the card at path below the agent's URL.
-func (x *exchange) fetchCard(t *Target, path string) ([]byte, int, error) {
-	resp, err := x.send(t, http.MethodGet, upstreamURL(t.URL, path, ""), nil)
-	if err != nil {
-		return nil, 0, err
-	}
+// relayCard relays an answer holding the agent's card (the card itself,
+// or a JSON-RPC answer whose result is the extended card) with its URLs
+// rewritten; an answer that holds none (an error, another status) is
+// relayed as the agent wrote it. A JSON-RPC answer settles its request.
+func relayCard(c *agentcall.Call, x *agentcall.Exchange, call *Call, resp *http.Response) {
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, resp.StatusCode, nil
+	buf := proxy.GetBuffer()
+	defer proxy.PutBuffer(buf)
+	if err := proxy.ReadBounded(resp.Body, buf, maxCardBytes); err != nil {
+		x.Record.Err = fmt.Errorf("%s: reading its card: %w", c, err)
+		refuse(x, nil, false, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamInvalidResponse,
+			"the card of %s could not be read", c))
+		return
 	}
-	buf := make([]byte, 0, 4<<10)
-	if err := proxy.ReadBounded(resp.Body, &buf, maxCardBytes); err != nil {
-		return nil, 0, fmt.Errorf("agent card: %w", err)
+	out, ok := *buf, resp.StatusCode/100 == 2
+	if call.Binding == JSONRPC {
+		ok = ok && !rpcFailed(out, call.ID)
+		c.Answered(call.ID, ok, "upstream_error")
 	}
-	return buf, http.StatusOK, nil
+	if ok {
+		rw := Rewriter{Agent: c.Upstream.URL, Gateway: gatewayURL(c, x.R)}
+		var err error
+		if call.Binding == JSONRPC {
+			out, err = rw.ExtendedCard(out)
+		} else {
+			out, err = rw.Card(out)
+		}
+		if err != nil {
+			x.Record.Err = fmt.Errorf("%s: %w", c, err)
+			refuse(x, nil, false, dialect.Errorf(http.StatusBadGateway, dialect.CodeUpstreamInvalidResponse,
+				"the card of %s is not a card: %v", c, err))
+			return
+		}
+	}
+	for k, vs := range resp.Header {
+		if headers.Relay(k) {
+			x.W.Header()[k] = vs
+		}
+	}
+	dialect.WriteJSON(x.W, resp.StatusCode, out)
+}
+
+// rpcFailed reports whether a JSON-RPC answer to the request of id is an
+// error (or none at all).
+func rpcFailed(answer, id []byte) bool {
+	failed := true
+	jsonrpc.ReadResponses(answer, func(r jsonrpc.Response) {
+		if string(r.ID) == string(id) {
+			failed = r.Failed
+		}
+	})
+	return failed
 }

@@ -1,10 +1,9 @@
-// Package a2a puts A2A agents behind the gateway: it reads which
-// operation a request is (JSON-RPC in both generations of method names,
-// the HTTP+JSON binding's routes), decides which operations draw the
-// agent's cost_per_call, serves the agent card with its URLs rewritten
-// to the gateway's, and relays the agent's answers (JSON, or SSE streams
-// as they come) once an admission gate, which it declares and the server
-// supplies, has let the call through.
+// Package a2a serves A2A agents behind the gateway at /a2a/{agent}: it
+// reads which operation a request is (JSON-RPC in both generations of
+// method names, the HTTP+JSON binding's routes), decides which draw the
+// agent's cost_per_call, and serves the agent card with its URLs
+// rewritten to the gateway's. The gate (runtime/agentcall) admits, sends,
+// relays and settles. docs/a2a.md.
 package a2a
 
 import "strings"
@@ -14,14 +13,12 @@ import "strings"
 type Class uint8
 
 const (
-	// ClassFree operations draw nothing: cancelling a task, re-attaching
-	// to a task's stream, push-notification settings. They manage work
+	// ClassTask operations draw nothing: cancelling a task, re-attaching
+	// to its stream, its push-notification settings. They manage work
 	// already paid for at the door.
-	ClassFree Class = iota
-	// ClassSend is a message sent for a whole answer.
-	ClassSend
-	// ClassStream is a message sent for a streamed answer.
-	ClassStream
+	ClassTask Class = iota
+	// ClassMessage is a message sent, for a whole answer or a stream.
+	ClassMessage
 	// ClassTaskRead reads tasks (one, or a list: a list answers what a
 	// read of each would, so leaving it free would make polling free).
 	ClassTaskRead
@@ -34,7 +31,7 @@ const (
 	ClassOther
 )
 
-var classNames = [...]string{"free", "send", "stream", "task_read", "card", "other"}
+var classNames = [...]string{"task", "message", "task_read", "card", "other"}
 
 // String is the class's metrics label.
 func (c Class) String() string { return classNames[c] }
@@ -42,19 +39,18 @@ func (c Class) String() string { return classNames[c] }
 // Charged reports whether an operation of the class draws cost_per_call.
 func (c Class) Charged() bool {
 	switch c {
-	case ClassFree, ClassCard:
+	case ClassTask, ClassCard:
 		return false
 	}
 	return true
 }
 
 // op is an operation as the gateway knows it: its name in the v1.0
-// vocabulary (the gRPC service's, which the v1.0 JSON-RPC binding uses),
-// its class, and whether its answer is an event stream.
+// vocabulary (the gRPC service's, which the v1.0 JSON-RPC binding uses)
+// and its class.
 type op struct {
-	name   string
-	class  Class
-	stream bool
+	name  string
+	class Class
 }
 
 // methods maps both generations of JSON-RPC method names to operations:
@@ -62,17 +58,17 @@ type op struct {
 // spellings of v1.0 (Create in the specification, Set in some SDKs) are
 // the one operation.
 var methods = func() map[string]op {
-	send := op{"SendMessage", ClassSend, false}
-	stream := op{"SendStreamingMessage", ClassStream, true}
-	get := op{"GetTask", ClassTaskRead, false}
-	list := op{"ListTasks", ClassTaskRead, false}
-	cancel := op{"CancelTask", ClassFree, false}
-	subscribe := op{"SubscribeToTask", ClassFree, true}
-	pushSet := op{"CreateTaskPushNotificationConfig", ClassFree, false}
-	pushGet := op{"GetTaskPushNotificationConfig", ClassFree, false}
-	pushList := op{"ListTaskPushNotificationConfig", ClassFree, false}
-	pushDelete := op{"DeleteTaskPushNotificationConfig", ClassFree, false}
-	card := op{"GetExtendedAgentCard", ClassCard, false}
+	send := op{"SendMessage", ClassMessage}
+	stream := op{"SendStreamingMessage", ClassMessage}
+	get := op{"GetTask", ClassTaskRead}
+	list := op{"ListTasks", ClassTaskRead}
+	cancel := op{"CancelTask", ClassTask}
+	subscribe := op{"SubscribeToTask", ClassTask}
+	pushSet := op{"CreateTaskPushNotificationConfig", ClassTask}
+	pushGet := op{"GetTaskPushNotificationConfig", ClassTask}
+	pushList := op{"ListTaskPushNotificationConfig", ClassTask}
+	pushDelete := op{"DeleteTaskPushNotificationConfig", ClassTask}
+	card := op{"GetExtendedAgentCard", ClassCard}
 	return map[string]op{
 		"message/send": send, "SendMessage": send,
 		"message/stream": stream, "SendStreamingMessage": stream,
@@ -122,7 +118,7 @@ func route(httpMethod, path string) op {
 	case httpMethod == "GET" && parent == "tasks" && !strings.Contains(last, ":"):
 		return methods["GetTask"]
 	case strings.Contains(path, "/pushNotificationConfigs"):
-		return op{name: "TaskPushNotificationConfig", class: ClassFree}
+		return op{name: "TaskPushNotificationConfig", class: ClassTask}
 	case httpMethod == "GET" && (last == "extendedAgentCard" || last == "card"):
 		return methods["GetExtendedAgentCard"]
 	}
