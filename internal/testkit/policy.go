@@ -14,6 +14,8 @@ import (
 type Policy struct {
 	Providers   map[string]Provider
 	Pools       map[string]Pool
+	MCPServers  map[string]Service
+	Agents      map[string]Service
 	Primary     map[string]string // public name → provider
 	AccessRules []Rule            // deployment-wide
 	Profiles    map[string]Profile
@@ -37,6 +39,18 @@ type Provider struct {
 	Failover      *Failover          `json:"failover,omitempty"`
 	Circuit       *Circuit           `json:"circuit,omitempty"`
 	UsageAPI      *UsageAPI          `json:"usage_api,omitempty"`
+}
+
+// Service is one entry of mcp_servers or agents; CostPerCall is an
+// agent's (nil: the default).
+type Service struct {
+	URL           string            `json:"url"`
+	CredentialEnv string            `json:"credential_env,omitempty"`
+	Auth          string            `json:"auth,omitempty"`
+	Headers       map[string]string `json:"headers,omitempty"`
+	TLS           *TLS              `json:"tls,omitempty"`
+	Timeout       string            `json:"timeout,omitempty"`
+	CostPerCall   *uint64           `json:"cost_per_call,omitempty"`
 }
 
 // UsageAPI is a provider's usage_api block: the ids its usage API groups
@@ -123,6 +137,9 @@ type Profile struct {
 	AccessRules    []Rule   `json:"access_rules,omitempty"`
 	Budgets        []string `json:"budgets,omitempty"`
 	PoolSubset     string   `json:"pool_subset,omitempty"`
+	MCPServers     []string `json:"mcp_servers,omitempty"`
+	Agents         []string `json:"agents,omitempty"`
+	AgentBudgets   []string `json:"agent_budgets,omitempty"`
 }
 
 // Rule is an access rule, deployment-wide or a profile's.
@@ -154,6 +171,8 @@ type Budget struct {
 	Window string `json:"window"`
 	Per    string `json:"per,omitempty"`
 	Cost   Cost   `json:"cost"`
+	// CostPerCall is what one MCP call draws (nil: the default, 1).
+	CostPerCall *uint64 `json:"cost_per_call,omitempty"`
 }
 
 // Cost is a budget's cost: a type, and the expression when it is CEL.
@@ -177,6 +196,8 @@ func (p Policy) Source() []byte {
 	}{
 		{"providers", p.Providers, true},
 		{"pools", p.Pools, len(p.Pools) > 0},
+		{"mcp_servers", p.MCPServers, len(p.MCPServers) > 0},
+		{"agents", p.Agents, len(p.Agents) > 0},
 		{"primary", p.Primary, len(p.Primary) > 0},
 		{"access_rules", p.AccessRules, len(p.AccessRules) > 0},
 		{"profiles", p.Profiles, len(p.Profiles) > 0},

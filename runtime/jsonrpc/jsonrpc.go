@@ -28,6 +28,18 @@ type Message struct {
 // IsRequest reports whether m is a request: a method with an id.
 func (m *Message) IsRequest() bool { return m.Method != "" && m.ID != nil }
 
+// RequestIDs lists the ids of the requests in msgs: those an answer to
+// the body, a refusal say, must answer.
+func RequestIDs(msgs []Message) [][]byte {
+	var ids [][]byte
+	for i := range msgs {
+		if msgs[i].IsRequest() {
+			ids = append(ids, msgs[i].ID)
+		}
+	}
+	return ids
+}
+
 // ErrNotRPC is returned for a body that is not a JSON-RPC message or a
 // batch of them.
 var ErrNotRPC = errors.New("not a JSON-RPC 2.0 message: want an object with jsonrpc \"2.0\", or an array of them")

@@ -101,7 +101,7 @@ func post(c *agentcall.Call, x *agentcall.Exchange) {
 		refuse(x, nil, false, dialect.Errorf(http.StatusBadRequest, dialect.CodeInvalidRPC, "%v", err))
 		return
 	}
-	ids := requestIDs(msgs)
+	ids := jsonrpc.RequestIDs(msgs)
 	e := checkHeaders(x.R.Header, msgs, batch)
 	if e == nil && len(ids) == 0 {
 		e = c.Suspended() // no request to admit, and still never sent
@@ -187,18 +187,6 @@ func truncate(s string) string {
 		return s[:100] + "..."
 	}
 	return s
-}
-
-// requestIDs lists the ids of the requests in msgs, those a refusal
-// answers.
-func requestIDs(msgs []jsonrpc.Message) [][]byte {
-	var ids [][]byte
-	for _, m := range msgs {
-		if m.IsRequest() {
-			ids = append(ids, m.ID)
-		}
-	}
-	return ids
 }
 
 func refuse(x *agentcall.Exchange, ids [][]byte, batch bool, e *dialect.Error) {

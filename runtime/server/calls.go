@@ -6,6 +6,7 @@ import (
 
 	"github.com/pistra/pistra/runtime/agentcall"
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/jsonrpc"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
 )
@@ -40,14 +41,29 @@ func cutService(path string) (k plan.ServiceKind, name, rest string, ok bool) {
 func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, k plan.ServiceKind, name, rest string) {
 	x := s.newExchange(w, r, string(k.Route()), plan.DialectOpenAI)
 	defer s.recoverPanic(x)
-	if e := s.call(x, k, name, rest); e != nil {
-		agentcall.Refuse(&x.w, nil, false, e, &x.rec)
+	raw := proxy.GetBuffer()
+	defer proxy.PutBuffer(raw)
+	if e := s.call(x, k, name, rest, raw); e != nil {
+		// The body is read first so that a refusal answers its requests
+		// by id: a client matches an error to its request by the id, and
+		// the MCP SDKs surface no error they cannot match.
+		msgs, batch, _ := jsonrpc.ReadMessages(*raw, nil)
+		agentcall.Refuse(&x.w, jsonrpc.RequestIDs(msgs), batch, e, &x.rec)
 	}
 	s.end(x)
 }
 
-// call runs the call, or returns why it may not be made.
-func (s *Server) call(x *exchange, k plan.ServiceKind, name, rest string) *dialect.Error {
+// call reads the body into raw and runs the call, or returns why it may
+// not be made.
+func (s *Server) call(x *exchange, k plan.ServiceKind, name, rest string, raw *[]byte) *dialect.Error {
+	if x.r.Method == http.MethodPost {
+		if e := checkContentType(x.r); e != nil {
+			return e
+		}
+		if e := readBodyWithin(x.w.w, x.r, s.opts.BodyReadTimeout, s.opts.MaxBodyBytes, raw); e != nil {
+			return e
+		}
+	}
 	p := s.protocols[k]
 	if p == nil {
 		return dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound, "this gateway serves no %s traffic", k)
@@ -66,14 +82,6 @@ func (s *Server) call(x *exchange, k plan.ServiceKind, name, rest string) *diale
 	x.rec.Provider = name
 	ax := agentcall.Exchange{W: &x.w, R: x.r, Path: rest, RequestID: x.rec.ID, Record: &x.rec}
 	if x.r.Method == http.MethodPost {
-		raw := proxy.GetBuffer()
-		defer proxy.PutBuffer(raw)
-		if e := checkContentType(x.r); e != nil {
-			return e
-		}
-		if e := readBodyWithin(x.w.w, x.r, s.opts.BodyReadTimeout, s.opts.MaxBodyBytes, raw); e != nil {
-			return e
-		}
 		ax.Body = *raw
 	}
 	defer c.End()
