@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -37,16 +36,14 @@ const (
 // a2aPolicy serves agent "helper" at agentURL: key "agents" may reach it,
 // its calls drawing on budget "calls"; key "plain" reaches no agent.
 func a2aPolicy(t *testing.T, agentURL string) []byte {
-	src := testkit.Policy{
+	cost := uint64(a2aCost)
+	return testkit.Policy{
 		Providers: map[string]testkit.Provider{"up-openai": openAIProvider("http://"+closedPort(t)+"/v1", envOpenAI, "gpt-4o-mini")},
-		Profiles:  map[string]testkit.Profile{"agents": {}, "plain": {}},
+		Agents:    map[string]testkit.Service{"helper": {URL: agentURL, CredentialEnv: envA2AAgent, CostPerCall: &cost}},
+		Profiles:  map[string]testkit.Profile{"agents": {Agents: []string{"helper"}, AgentBudgets: []string{"calls"}}, "plain": {}},
 		Keys:      []testkit.Key{clientKey("agents", "agents", a2aAgentKey), clientKey("plain", "plain", a2aPlainKey)},
 		Budgets:   []testkit.Budget{dayBudget("calls", a2aLimit)},
 	}.Source()
-	return fmt.Appendf(src, `
-agents: helper: {url: %q, credential_env: %q, cost_per_call: %d}
-profiles: agents: {agents: ["helper"], agent_budgets: ["calls"]}
-`, agentURL, envA2AAgent, a2aCost)
 }
 
 // startA2ADaemon runs pistrad on a bundle of a2aPolicy.
