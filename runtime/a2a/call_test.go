@@ -114,3 +114,19 @@ func TestOnlyFreeAndCardClassesDrawNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestClassifyAnswersForBothGenerations(t *testing.T) {
+	for name, want := range map[string]struct {
+		class   string
+		charged bool
+	}{
+		"message/send": {"message", true}, "SendStreamingMessage": {"message", true},
+		"tasks/get": {"task_read", true}, "ListTasks": {"task_read", true},
+		"tasks/cancel": {"task", false}, "SubscribeToTask": {"task", false},
+		"GetExtendedAgentCard": {"card", false}, "x/custom": {"other", true},
+	} {
+		if class, charged := (Protocol{}).Classify(name); class != want.class || charged != want.charged {
+			t.Errorf("%s: %s %v, want %s %v", name, class, charged, want.class, want.charged)
+		}
+	}
+}

@@ -40,6 +40,14 @@ var headers = agentcall.Headers{
 	},
 }
 
+// Classify is a JSON-RPC method's class and whether a request of it is a
+// charged call, in either generation's spelling: what preflight answers
+// for agent traffic.
+func (Protocol) Classify(name string) (class string, charged bool) {
+	o := method(name)
+	return o.class.String(), o.class.Charged()
+}
+
 func (Protocol) Serve(c *agentcall.Call, x *agentcall.Exchange) {
 	rest := x.Path
 	if rest != "" {
