@@ -131,7 +131,7 @@ func TestA2AThroughPistrad(t *testing.T) {
 		t.Fatal(err)
 	}
 	charged(1, "a send")
-	task := streamWork(ctx, t, client, agent)
+	task := agent.StreamWork(ctx, t, client)
 	charged(2, "a stream")
 	if got, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: task}); err != nil || got.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("task read: %v, %v", got, err)
@@ -149,57 +149,29 @@ func TestA2AThroughPistrad(t *testing.T) {
 	}
 	charged(5, "a failing task")
 
-	// v1.0's name, raw JSON-RPC, is charged as v0.3's.
+	checkA2AV1AndFree(ctx, t, agent, base, client)
+	charged(6, "a v1.0-named send, a cancel and the extended card")
+
+	checkA2ARefusals(ctx, t, d, agent, base, client)
+	checkA2ACredentials(t, agent, d)
+}
+
+// checkA2AV1AndFree makes one charged call, v1.0's name in raw JSON-RPC,
+// and two free ones: a cancel (answered with the agent's error) and the
+// extended card, whose URLs point at the gateway.
+func checkA2AV1AndFree(ctx context.Context, t *testing.T, agent *a2atest.Agent, base string, client *a2aclient.Client) {
+	t.Helper()
 	status, body := a2aPost(t, base, a2aAgentKey, `{"jsonrpc":"2.0","id":"v1","method":"SendMessage","params":{"message":`+
 		`{"role":"user","kind":"message","messageId":"m-v1","parts":[{"kind":"text","text":"echo v1"}]}}}`)
 	if status != http.StatusOK || !strings.Contains(body, `"text":"v1"`) || agent.Calls("SendMessage") != 1 {
 		t.Fatalf("SendMessage: %d %s", status, body)
 	}
-	charged(6, "a v1.0-named send")
-
-	// Free: a cancel (the agent's error), the extended card.
 	if _, err := client.CancelTask(ctx, &a2a.TaskIDParams{ID: "no-such-task"}); err == nil {
 		t.Fatal("cancelling a task that does not exist succeeded")
 	}
 	if ext, err := client.GetAgentCard(ctx); err != nil || ext.URL != base {
 		t.Fatalf("extended card: %v, %v", ext, err)
 	}
-	charged(6, "a cancel and the extended card")
-
-	checkA2ARefusals(ctx, t, d, agent, base, client)
-	checkA2ACredentials(t, agent, d)
-}
-
-// streamWork streams a two-part task, each part released only once the
-// event before it arrived, and returns the task's id.
-func streamWork(ctx context.Context, t *testing.T, client *a2aclient.Client, agent *a2atest.Agent) a2a.TaskID {
-	t.Helper()
-	var task a2a.TaskID
-	var got []string
-	for ev, err := range client.SendStreamingMessage(ctx, a2atest.Say("work 2")) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev := ev.(type) {
-		case *a2a.Task:
-			task, got = ev.ID, append(got, "task")
-		case *a2a.TaskStatusUpdateEvent:
-			got = append(got, string(ev.Status.State))
-			if ev.Status.State == a2a.TaskStateWorking {
-				agent.Step(t)
-			}
-		case *a2a.TaskArtifactUpdateEvent:
-			text := ev.Artifact.Parts[0].(a2a.TextPart).Text
-			got = append(got, text)
-			if text == "part 1" {
-				agent.Step(t)
-			}
-		}
-	}
-	if want := "task working part 1 part 2 completed"; strings.Join(got, " ") != want {
-		t.Fatalf("stream events %q, want %q", got, want)
-	}
-	return task
 }
 
 // checkA2ARefusals: a key whose profile has not the agent is refused

@@ -3,6 +3,7 @@ package a2atest
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -61,4 +62,38 @@ func Connect(ctx context.Context, t testing.TB, url, key string) *a2aclient.Clie
 // Say is a user message of one text part.
 func Say(text string) *a2a.MessageSendParams {
 	return &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: text})}
+}
+
+// StreamWork streams "work 2" through client and checks its events came
+// as the agent sent them: each artifact is released (Step) only once the
+// event before it has reached the client, so a relay that held the
+// stream back would never deliver it. It returns the task's id.
+func (a *Agent) StreamWork(ctx context.Context, t testing.TB, client *a2aclient.Client) a2a.TaskID {
+	t.Helper()
+	var task a2a.TaskID
+	var got []string
+	for ev, err := range client.SendStreamingMessage(ctx, Say("work 2")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev := ev.(type) {
+		case *a2a.Task:
+			task, got = ev.ID, append(got, "task")
+		case *a2a.TaskStatusUpdateEvent:
+			got = append(got, string(ev.Status.State))
+			if ev.Status.State == a2a.TaskStateWorking {
+				a.Step(t)
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			text := ev.Artifact.Parts[0].(a2a.TextPart).Text
+			got = append(got, text)
+			if text == "part 1" {
+				a.Step(t)
+			}
+		}
+	}
+	if want := "task working part 1 part 2 completed"; strings.Join(got, " ") != want {
+		t.Fatalf("stream events %q, want %q", got, want)
+	}
+	return task
 }
