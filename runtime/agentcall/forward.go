@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pistra/pistra/runtime/jsonrpc"
@@ -34,14 +35,20 @@ var credentialHeaders = map[string]bool{"Authorization": true, "X-Api-Key": true
 const MaxAnswerBytes = 32 << 20
 
 // Send sends the call's request to the service: method, the service's URL
-// with path appended ("" for the endpoint itself), body (nil for none),
+// with path appended ("" for the endpoint itself; what follows a "?" in
+// it is the query), body (nil for none),
 // the client's headers that h forwards, the service's static headers over
 // them and its credential last. The answer's headers are awaited within
 // the service's timeout; the answer's body must be closed.
 func (c *Call) Send(ctx context.Context, method, path string, body []byte, client http.Header, h *Headers, requestID string) (*http.Response, error) {
 	up := c.Upstream
 	u := *up.URL
-	u.Path += path
+	if path != "" {
+		// A path below the URL (A2A's card, its HTTP+JSON routes) may
+		// carry the client's query.
+		path, u.RawQuery, _ = strings.Cut(path, "?")
+		u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+path, ""
+	}
 	hdr := make(http.Header, 8)
 	for k, vs := range client {
 		if h.Forward(k) && !credentialHeaders[k] {

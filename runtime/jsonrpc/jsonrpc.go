@@ -85,8 +85,14 @@ func readMessage(body []byte, s *jsonscan.Scanner, m *Message) bool {
 		return false
 	}
 	version := false
+	var read uint8
 	for mem := s.Object(); mem.Next(); {
-		switch string(mem.Key()) {
+		name, bit := member(mem.Key())
+		if read&bit != 0 {
+			return false
+		}
+		read |= bit
+		switch name {
 		case "jsonrpc":
 			v, ok := s.RawString()
 			version = ok && string(v) == "2.0"

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pistra/pistra/runtime/a2a"
 	"github.com/pistra/pistra/runtime/admin"
 	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/agentcall"
@@ -179,7 +180,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.proxy.Pools = s.picks
 	s.calls = &agentcall.Gate{Budgets: s.budgets, Suspensions: o.Suspensions, Metrics: s.metrics, Transport: o.Upstream}
-	s.protocols = map[plan.ServiceKind]agentcall.Protocol{plan.KindMCPServer: mcp.Protocol{}}
+	s.protocols = map[plan.ServiceKind]agentcall.Protocol{plan.KindMCPServer: mcp.Protocol{}, plan.KindAgent: a2a.Protocol{}}
 	s.exchanges.New = func() any { return new(exchange) }
 	snap, err := s.loadSnapshot()
 	if err != nil {
