@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cel.dev/cel-go v0.33.2
 	cuelang.org/go v0.17.1
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/dave/jennifer v1.7.1
 	github.com/hashicorp/go-hclog v1.6.2
