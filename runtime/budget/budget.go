@@ -125,7 +125,10 @@ func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket,
 
 // hold takes c's expected cost on b's bucket for r into t.
 func (g *Gate) hold(t *ticket, r *admission.Request, c *plan.Candidate, b *plan.Budget, now time.Time) *admission.Refusal {
-	cost, err := t.price(b, estimate(r))
+	cost, err := b.CostPerSession, error(nil)
+	if !t.session {
+		cost, err = t.price(b, estimate(r))
+	}
 	if err != nil {
 		return errorRefusal(b, err, false) // the policy's expression fails the same on a retry
 	}
@@ -164,6 +167,15 @@ func exceeded(b *plan.Budget, cost uint64, reset, now time.Time) *admission.Refu
 		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: reset.Sub(now), Final: cost > b.Limit,
 		Message: fmt.Sprintf("budget %q (%d tokens per %s) %s; its window resets at %s",
 			b.Name, b.Limit, b.Window, why, reset.Format(time.RFC3339)),
+	}}
+}
+
+// spent is the refusal of the rest of a session whose usage took b past
+// its limit; its message is short enough to be a WebSocket close reason.
+func spent(b *plan.Budget, reset time.Time) *admission.Refusal {
+	return &admission.Refusal{Reason: ReasonExceeded, Final: true, Error: &dialect.Error{
+		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, Final: true,
+		Message: fmt.Sprintf("budget %q is spent until %s", b.Name, reset.Format(time.RFC3339)),
 	}}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/realtime"
 	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/suspend"
@@ -90,6 +91,9 @@ type Options struct {
 	// PoolOptions say how pools' member sets are resolved and their
 	// pickers dialled; the server adds its logger and metrics.
 	PoolOptions pool.Options
+	// SessionIdle ends a WebSocket session in which no message passed for
+	// this long (default 5 min).
+	SessionIdle time.Duration
 	// PublicTLS and AdminTLS, when set, serve that listener over TLS, with
 	// HTTP/2 offered to clients that support it; nil serves cleartext
 	// HTTP/1.1.
@@ -106,6 +110,7 @@ type Server struct {
 	metrics  *metrics.Metrics
 	scrape   http.Handler
 	proxy    *proxy.Proxy
+	sessions *realtime.Opener
 	budgets  *budget.Gate
 	// circuits keeps the providers' breakers across reloads and is their
 	// gate; suspensions is the gate of Options.Suspensions.
@@ -162,6 +167,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: gate,
 		Circuits: s.circuits, MaxAnswerBytes: o.MaxAnswerBytes}
+	s.sessions = &realtime.Opener{Gate: gate, Metrics: s.metrics}
 	s.picks = o.Pools
 	if s.picks == nil {
 		s.picks = poolPicks{s.pools}
@@ -230,6 +236,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.Ledger == nil {
 		o.Ledger = budget.NewMemory()
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 5 * time.Minute
 	}
 	return o
 }
@@ -325,6 +334,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.inference(w, r, plan.RouteResponses)
 	case "/v1/messages":
 		s.inference(w, r, plan.RouteMessages)
+	case "/v1/realtime":
+		s.session(w, r, plan.RouteRealtime, "")
 	case "/v1/preflight":
 		s.preflight(w, r)
 	case "/v1/models":
@@ -336,6 +347,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/metrics":
 		s.scrape.ServeHTTP(w, r)
 	default:
+		if v, ok := liveVersion(path); ok {
+			s.session(w, r, plan.RouteLive, v)
+			return
+		}
 		if id, ok := cutModelID(path); ok {
 			s.models(w, r, id)
 			return

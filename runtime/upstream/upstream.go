@@ -235,6 +235,8 @@ func (ch *Channel) setAuth(scheme plan.AuthScheme, secret string) error {
 		ch.authKey, ch.authValue = "X-Api-Key", []string{secret}
 	case plan.AuthAPIKey:
 		ch.authKey, ch.authValue = "Api-Key", []string{secret}
+	case plan.AuthGoogAPIKey:
+		ch.authKey, ch.authValue = "X-Goog-Api-Key", []string{secret}
 	default:
 		return fmt.Errorf("unknown auth scheme %q (known: %s)", scheme, strings.Join(plan.Names(plan.AuthSchemes), ", "))
 	}
