@@ -250,3 +250,115 @@ func TestSessionBudgetSpentClosesBothSides1008(t *testing.T) {
 		t.Errorf("a Live session on a spent budget ended with %v; want 1008 naming the budget", err)
 	}
 }
+
+// rawSession runs a fixed script on a plain WebSocket client at url, with
+// the Authorization header given: two responses, each read to its
+// response.done. It returns every message received, in order, and how the
+// session then ended.
+func rawSession(t *testing.T, url, auth string) [][]byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: map[string][]string{"Authorization": {auth}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(-1)
+	var got [][]byte
+	read := func(until string) {
+		for {
+			_, m, err := c.Read(ctx)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			got = append(got, m)
+			if strings.Contains(string(m[:min(len(m), 64)]), until) {
+				return
+			}
+		}
+	}
+	read("session.created")
+	for range 2 {
+		if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create"}`)); err != nil {
+			t.Fatal(err)
+		}
+		read(`"response.done"`)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	return got
+}
+
+func TestSessionDesyncedDecoderLeavesBytesAlone(t *testing.T) {
+	r := startSessions(t, 1_000_000)
+	r.openai.SetSessionKnobs(fakeprovider.SessionKnobs{Desync: true})
+	direct := rawSession(t, strings.Replace(r.policy.OpenAI, "http", "ws", 1)+"/realtime?model="+rtModel, "Bearer "+secretOpenAI)
+	through := rawSession(t, "ws://"+r.srv.PublicAddr()+"/v1/realtime?model="+rtModel, "Bearer "+keySession)
+	if len(direct) != len(through) {
+		t.Fatalf("%d messages through the gateway; %d direct", len(through), len(direct))
+	}
+	for i := range direct {
+		if string(direct[i]) != string(through[i]) {
+			t.Errorf("message %d differs through the gateway (%d bytes; %d direct)", i, len(through[i]), len(direct[i]))
+		}
+	}
+	if len(direct[4]) < 1<<20 {
+		t.Errorf("the desynced response.done is %d bytes; want it past the decoder's bound", len(direct[4]))
+	}
+	budgetWait(t, "the decoder's turning off to be counted", func() bool {
+		return r.budgetCounter("pistra_session_meter_off_total", map[string]string{"route": "realtime", "reason": "frame_too_large"}) == 1
+	})
+	if row := r.settledRow("voice-day", "voice-key"); row.Spent != 1 {
+		t.Errorf("budget spent %d; want the session cost alone once the decoder is off", row.Spent)
+	}
+}
+
+func TestSessionRefusalsNeverReachTheUpstream(t *testing.T) {
+	r := startSessions(t, 1_000_000)
+	if _, err := r.realtimeConnect(t, "sk-not-a-key"); err == nil {
+		t.Error("an unknown key opened a Realtime session")
+	}
+	if _, err := r.realtimeConnect(t, keyLimited); err == nil {
+		t.Error("a key whose profile does not allow the model opened a Realtime session")
+	}
+	if _, err := r.liveConnect(t, "sk-not-a-key", liveModel); err == nil {
+		t.Error("an unknown key opened a Live session")
+	}
+	for _, key := range []string{keyLimited, keySession} {
+		model := liveModel
+		if key == keySession {
+			model = "gemini-unknown"
+		}
+		_, err := r.liveConnect(t, key, model)
+		var ce *gorilla.CloseError
+		if !errors.As(err, &ce) || ce.Code != gorilla.ClosePolicyViolation {
+			t.Errorf("a Live session for %s with a refused model ended with %v; want close 1008", model, err)
+		}
+	}
+	if n, m := r.openai.SessionsOpened(), r.gemini.SessionsOpened(); n+m != 0 {
+		t.Errorf("the fakes accepted %d Realtime and %d Live sessions; want none", n, m)
+	}
+}
+
+func TestSessionUpstreamLostSettlesWhatWasSeen(t *testing.T) {
+	r := startSessions(t, 1_000_000)
+	r.openai.SetSessionKnobs(fakeprovider.SessionKnobs{AbruptAfter: 2})
+	c, err := r.realtimeConnect(t, keySession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 2 {
+		if err := realtimeTurn(t, c, false); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Recv(ctx); websocket.CloseStatus(err) != websocket.StatusBadGateway {
+		t.Errorf("the client's session ended with %v; want close 1014 (the upstream was lost)", err)
+	}
+	if row := r.settledRow("voice-day", "voice-key"); row.Spent != 1+131+232 {
+		t.Errorf("budget spent %d; want 364, both responses seen", row.Spent)
+	}
+}
