@@ -17,6 +17,9 @@ import (
 
 	"github.com/pistra/pistra/internal/fakeprovider"
 	"github.com/pistra/pistra/internal/testkit"
+	"github.com/pistra/pistra/runtime/budget"
+	"github.com/pistra/pistra/runtime/ledger"
+	"github.com/pistra/pistra/runtime/server"
 )
 
 // WebSocket sessions end to end: OpenAI Realtime through openai-go's
@@ -41,10 +44,17 @@ type sessionRig struct {
 
 func startSessions(t *testing.T, limit uint64) *sessionRig {
 	t.Helper()
+	return startSessionsWith(t, limit, nil)
+}
+
+// startSessionsWith is startSessions with the server's options adjusted by
+// mod.
+func startSessionsWith(t *testing.T, limit uint64, mod func(*server.Options)) *sessionRig {
+	t.Helper()
 	upstreamEnv[envGemini] = secretGemini
 	gem, gemURL := fakeprovider.Start(t, fakeprovider.Options{Dialect: fakeprovider.DialectGemini, Key: secretGemini})
 	gemRoot := strings.TrimSuffix(gemURL, "/v1")
-	e := startWith(t, func(p policy) testkit.Policy {
+	e := startWithOptions(t, func(p policy) testkit.Policy {
 		rt := testkit.Provider{BaseURL: p.OpenAI, CredentialEnv: envOpenAI, Models: modelsOf(0, rtModel),
 			Channels: nativeChannel("openai", "realtime"), Timeout: "5s"}
 		live := testkit.Provider{BaseURL: gemRoot, CredentialEnv: envGemini, Models: modelsOf(0, liveModel),
@@ -58,7 +68,7 @@ func startSessions(t *testing.T, limit uint64) *sessionRig {
 			Keys:    []testkit.Key{clientKey("voice-key", "voice", keySession), clientKey("narrow-key", "narrow", keyLimited)},
 			Budgets: []testkit.Budget{dayBudget("voice-day", limit)},
 		}
-	})
+	}, mod)
 	return &sessionRig{env: e, gemini: gem}
 }
 
@@ -360,5 +370,64 @@ func TestSessionUpstreamLostSettlesWhatWasSeen(t *testing.T) {
 	}
 	if row := r.settledRow("voice-day", "voice-key"); row.Spent != 1+131+232 {
 		t.Errorf("budget spent %d; want 364, both responses seen", row.Spent)
+	}
+}
+
+func TestSessionSuspensionClosesWithinAFlush(t *testing.T) {
+	node, err := ledger.Open(ledger.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-node.Ready()
+	r := startSessionsWith(t, 1_000_000, func(o *server.Options) { o.Ledger, o.Suspensions, o.LedgerHealth = node, node, node })
+	t.Cleanup(func() { r.stop(); node.Shutdown() })
+	waitLeader(t, node)
+
+	c, err := r.realtimeConnect(t, keySession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := realtimeTurn(t, c, false); err != nil {
+		t.Fatal(err)
+	}
+	suspended := time.Now()
+	if code := r.adminJSON("POST", "/admin/v1/suspensions", `{"kind":"key","name":"voice-key","reason":"leaked"}`, nil); code != 200 {
+		t.Fatalf("suspend the key: %d", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = c.Recv(ctx)
+	took := time.Since(suspended)
+	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Fatalf("the session ended with %v; want close 1008", err)
+	}
+	// One flush interval, and the slack of a loaded machine.
+	if took > budget.FlushInterval+time.Second {
+		t.Errorf("the session closed %v after the suspension; want within one flush interval (%v)", took, budget.FlushInterval)
+	}
+	budgetWait(t, "the fake to see the close", func() bool { return len(r.openai.SessionEnds()) == 1 })
+	if end := r.openai.SessionEnds()[0]; end.Code != websocket.StatusPolicyViolation || !strings.Contains(end.Reason, "suspended") {
+		t.Errorf("the fake saw %+v; want 1008 saying suspended", end)
+	}
+	if code := r.adminJSON("DELETE", "/admin/v1/suspensions/key/voice-key", "", nil); code != 200 {
+		t.Fatalf("lift the key's suspension: %d", code)
+	}
+
+	s, err := r.liveConnect(t, keySession, liveModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := liveTurn(t, s); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.adminJSON("POST", "/admin/v1/suspensions", `{"kind":"provider","name":"live-gemini","reason":"incident"}`, nil); code != 200 {
+		t.Fatalf("suspend the provider: %d", code)
+	}
+	_, err = s.Receive()
+	var ce *gorilla.CloseError
+	if !errors.As(err, &ce) || ce.Code != gorilla.ClosePolicyViolation || !strings.Contains(ce.Text, `provider "live-gemini" is suspended`) {
+		t.Errorf("the Live session ended with %v; want 1008 naming the suspended provider", err)
 	}
 }
