@@ -15,9 +15,7 @@ const (
 )
 
 // maxDecoded bounds the message the decoder assembles to read; a longer
-// one (an audio delta can be large) is relayed unread, and since a usage
-// event is small, the decoder only turns off if it cannot tell what the
-// long message was (see decoder.part).
+// one that could carry usage turns the decoder off (see decoder.part).
 const maxDecoded = 1 << 20
 
 // decoder reads the usage an upstream reports in a session's messages as
@@ -29,8 +27,9 @@ type decoder struct {
 	// off is why the decoder stopped, "" while it reads.
 	off string
 	buf []byte
-	// long is set while a message longer than maxDecoded passes.
-	long bool
+	// long is set while a message longer than maxDecoded passes; skip
+	// while one whose start shows it carries no usage does.
+	long, skip bool
 	// total is the session's usage so far.
 	total meter.Usage
 	// turn is Live's figures for the turn in progress (or just ended,
@@ -48,18 +47,27 @@ type decoder struct {
 // as often as in text ones; OpenAI Realtime's are text only.
 func (d *decoder) accepts(binary bool) bool { return !binary || d.route == plan.RouteLive }
 
-// part takes one piece of a message as it is relayed; last is set on the
-// message's last piece (a message can arrive whole as one).
+// part takes one piece of a message as it is relayed; first and last are
+// set on the message's first and last pieces (a message that fits the
+// relay's buffer is one piece, read in place). A longer one is assembled
+// up to maxDecoded, unless its start shows it carries no usage.
 func (d *decoder) part(binary bool, p []byte, first, last bool) {
 	if d == nil || d.off != "" {
 		return
 	}
+	if first && !d.accepts(binary) {
+		d.stop(OffBinary)
+		return
+	}
+	if first && last {
+		d.message(p)
+		return
+	}
 	if first {
-		d.buf, d.long = d.buf[:0], false
-		if !d.accepts(binary) {
-			d.stop(OffBinary)
-			return
-		}
+		d.buf, d.long, d.skip = d.buf[:0], false, !d.mayCarryUsage(p)
+	}
+	if d.skip {
+		return
 	}
 	if !d.long && len(d.buf)+len(p) > maxDecoded {
 		d.long = true
@@ -67,16 +75,22 @@ func (d *decoder) part(binary bool, p []byte, first, last bool) {
 	if !d.long {
 		d.buf = append(d.buf, p...)
 	}
-	if last && !d.long {
+	if !last {
+		return
+	}
+	if d.long {
+		d.stop(OffTooLarge) // it could have carried usage, and it was not read
+	} else {
 		d.message(d.buf)
-	} else if last {
-		// A usage event is never this large; a long message is an audio
-		// or image payload. Turn off only if it could have been usage.
-		if d.mayCarryUsage(d.buf) {
-			d.stop(OffTooLarge)
-		}
+	}
+	if cap(d.buf) > keptBuffer {
+		d.buf = nil // a long message's buffer is not kept for the session's life
 	}
 }
+
+// keptBuffer is the largest assembly buffer a session keeps between
+// messages.
+const keptBuffer = 64 << 10
 
 func (d *decoder) stop(why string) {
 	d.off = why
@@ -84,19 +98,16 @@ func (d *decoder) stop(why string) {
 }
 
 // mayCarryUsage tells, from the start of a long message, whether it could
-// be one the meter reads: whether its type (Realtime) or first member
-// (Live) names one.
+// be one the meter reads. A Realtime event names its type first (the
+// SDKs and the API write it so); one whose type is not a usage event is
+// relayed unread. Any Live message can carry usageMetadata, anywhere.
 func (d *decoder) mayCarryUsage(head []byte) bool {
-	s := jsonscan.NewValid(head)
-	m := s.Object()
-	if !m.Next() {
+	if d.route == plan.RouteLive {
 		return true
 	}
-	k := string(m.Key())
-	if d.route == plan.RouteLive {
-		return k == "usageMetadata"
-	}
-	if k != "type" {
+	s := jsonscan.NewValid(head)
+	m := s.Object()
+	if !m.Next() || string(m.Key()) != "type" {
 		return true
 	}
 	t, _ := s.RawString()

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -225,18 +226,24 @@ func CloseReason(r string) string {
 // streamed piece by piece. dec (nil on the client's direction) reads a
 // copy of each piece after it was written.
 func pump(ctx context.Context, from side, src, dst *websocket.Conn, dec *decoder, last *atomic.Int64) sideEnd {
-	buf := make([]byte, relayBuffer)
 	for {
 		typ, r, err := src.Reader(ctx)
 		if err != nil {
 			return sideEnd{from: from, err: err}
 		}
 		last.Store(time.Now().UnixNano())
-		if err, write := relay(ctx, typ, r, dst, dec, buf); err != nil {
+		buf := buffers.Get().(*[]byte)
+		err, write := relay(ctx, typ, r, dst, dec, *buf)
+		buffers.Put(buf)
+		if err != nil {
 			return sideEnd{from: from, err: err, write: write}
 		}
 	}
 }
+
+// buffers lend a pump its buffer for one message at a time, so a session
+// waiting for its next message (a voice session mostly is) holds none.
+var buffers = sync.Pool{New: func() any { b := make([]byte, relayBuffer); return &b }}
 
 // relay copies one message; write says the error was dst's.
 func relay(ctx context.Context, typ websocket.MessageType, r io.Reader, dst *websocket.Conn, dec *decoder, buf []byte) (err error, write bool) {
