@@ -138,7 +138,6 @@ func (s *Server) serveLive(x *exchange, version string) {
 	if err := up.Write(context.Background(), websocket.MessageText, setup.For(x.rec.Served.Model)); err != nil {
 		x.rec.Err = fmt.Errorf("forward setup: %w", err)
 	}
-	client.SetReadLimit(-1)
 	s.relaySession(x, plan.RouteLive, client, up, t)
 }
 
@@ -175,6 +174,7 @@ func (s *Server) setServedHeaders(x *exchange) {
 // what the upstream reported.
 func (s *Server) relaySession(x *exchange, rt plan.Route, client, up *websocket.Conn, t admission.Ticket) {
 	x.rec.Status = http.StatusSwitchingProtocols
+	client.SetReadLimit(-1) // the relay streams messages of any size, as the upstream's
 	sess := realtime.Session{Route: rt, Client: client, Upstream: up, Ticket: t, Idle: s.opts.SessionIdle,
 		Tick: budget.FlushInterval, Watch: s.sessionWatch(x),
 		MeterOff: func(why string) {
