@@ -19,12 +19,12 @@ import (
 // the graph carries are plan's lists (plan.FailureClasses, ...); these are
 // the rest.
 var (
-	dialects = []string{string(plan.DialectOpenAI), string(plan.DialectAnthropic)}
+	dialects = []string{string(plan.DialectOpenAI), string(plan.DialectAnthropic), string(plan.DialectGemini)}
 	tiers    = []string{string(plan.TierNative), string(plan.TierProviderCompat)}
 	schemes  = []string{"http", "https"}
 	// credentialHeaders may only be sent from credential_env: a static
 	// header value would put the secret in the policy and in gen/.
-	credentialHeaders = []string{"authorization", "x-api-key", "api-key"}
+	credentialHeaders = []string{"authorization", "x-api-key", "api-key", "x-goog-api-key"}
 
 	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") // an RFC 9110 token

@@ -297,7 +297,7 @@ func (c *compiler) buildChannel(provider, name string, ch srcChannel) plan.Chann
 	}
 	// Routes in canonical order whatever order they were written in.
 	for _, r := range plan.Routes {
-		if r.Dialect() == out.Dialect && (ch.Routes == nil || slices.Contains(ch.Routes, string(r))) {
+		if r.Dialect() == out.Dialect && (ch.Routes == nil && r.DefaultRoute() || slices.Contains(ch.Routes, string(r))) {
 			out.Routes = append(out.Routes, r)
 		}
 	}

@@ -73,6 +73,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.opts.MaxAnswerBytes, "max-answer-bytes", proxy.DefaultMaxAnswerBytes,
 		"largest non-stream answer read whole (checked and metered) before it is relayed; a larger one is relayed unchecked")
 	fs.DurationVar(&c.opts.MaxRetryWait, "max-retry-wait", 10*time.Second, "cap on a retry's backoff or retry-after")
+	fs.DurationVar(&c.opts.SessionIdle, "session-idle", 5*time.Minute, "end a WebSocket session (Realtime, Live) in which no message passed for this long")
 	c.opts.Transport = proxy.DefaultTransportOptions
 	fs.IntVar(&c.opts.Transport.MaxIdleConnsPerHost, "max-idle-conns-per-host", c.opts.Transport.MaxIdleConnsPerHost,
 		"idle upstream connections kept per host; size it to the expected concurrency")

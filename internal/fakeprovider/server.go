@@ -98,14 +98,15 @@ type Server struct {
 	ledger     ledger
 	report     atomic.Pointer[Report]
 	now        func() time.Time
+	sess       sessions
 }
 
 var _ http.Handler = (*Server)(nil)
 
 // New builds a server.
 func New(opts Options) (*Server, error) {
-	if opts.Dialect != DialectOpenAI && opts.Dialect != DialectAnthropic {
-		return nil, fmt.Errorf("fakeprovider: unknown dialect %q (want %q or %q)", opts.Dialect, DialectOpenAI, DialectAnthropic)
+	if opts.Dialect != DialectOpenAI && opts.Dialect != DialectAnthropic && opts.Dialect != DialectGemini {
+		return nil, fmt.Errorf("fakeprovider: unknown dialect %q (want %q, %q or %q)", opts.Dialect, DialectOpenAI, DialectAnthropic, DialectGemini)
 	}
 	if err := opts.Faults.Validate(); err != nil {
 		return nil, fmt.Errorf("fakeprovider: %w", err)
@@ -208,6 +209,9 @@ func (x *exchange) wire() Dialect {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, controlPrefix) {
 		s.serveControl(w, r)
+		return
+	}
+	if s.serveSession(w, r) {
 		return
 	}
 	x := &exchange{s: s, w: w, r: r, requestID: s.newID("req_"),

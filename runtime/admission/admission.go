@@ -97,6 +97,31 @@ func (b both) Release() { b[0].Release(); b[1].Release() }
 
 func (b both) Settle(o *Outcome) { b[0].Settle(o); b[1].Settle(o) }
 
+func (b both) Spend(u *meter.Usage) *Refusal {
+	if no := Spend(b[0], u); no != nil {
+		Spend(b[1], u)
+		return no
+	}
+	return Spend(b[1], u)
+}
+
+// Spender is a ticket that takes spend while its answer still runs: a
+// WebSocket session's, whose usage arrives turn by turn.
+type Spender interface {
+	// Spend takes u on top of what the ticket holds, and refuses the rest
+	// of the answer once that takes a limit past it.
+	Spend(u *meter.Usage) *Refusal
+}
+
+// Spend takes u on t when t takes spend as it goes; a ticket that does
+// not refuses nothing.
+func Spend(t Ticket, u *meter.Usage) *Refusal {
+	if s, ok := t.(Spender); ok {
+		return s.Spend(u)
+	}
+	return nil
+}
+
 // Ticket is what one admission took. The attempt loop calls exactly one
 // of its methods, once.
 type Ticket interface {
@@ -110,7 +135,8 @@ type Ticket interface {
 // Outcome is what a served candidate's answer was.
 type Outcome struct {
 	// Status is the served upstream answer's status (the client may have
-	// been sent another, when the gateway could not use the answer).
+	// been sent another, when the gateway could not use the answer); 101
+	// for a WebSocket session that was established.
 	Status int
 	// Usage is what the answer reported using: for an answer cut short,
 	// what it reported before it broke.

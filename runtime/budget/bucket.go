@@ -77,6 +77,15 @@ func (b *bucket) settle(held, spent uint64) {
 	b.mu.Unlock()
 }
 
+// spend adds spent to the settled spend and reports whether the bucket is
+// then past its limit.
+func (b *bucket) spend(spent uint64) (over bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.unflushed = sat(b.unflushed, spent)
+	return b.used() > b.limit
+}
+
 // state is a consistent view of the bucket: spent is the cluster-wide
 // total last read plus unflushed, this node's settled spend not yet read
 // back in it.

@@ -115,7 +115,10 @@ func (g *Gate) Admit(r *admission.Request, c *plan.Candidate) (admission.Ticket,
 	t.reset(r, c)
 	for _, bi := range prof.Budgets {
 		b := &gr.Budgets[bi]
-		cost, err := t.price(b, estimate(r))
+		cost, err := b.CostPerSession, error(nil)
+		if !t.session {
+			cost, err = t.price(b, estimate(r))
+		}
 		if err != nil {
 			t.Release()
 			return nil, errorRefusal(b, err, false) // the policy's expression fails the same on a retry
@@ -137,7 +140,7 @@ func (g *Gate) AdmitCall(r *admission.Request, svc *plan.Service) (admission.Tic
 	gr := r.Graph
 	now := g.now()
 	t := g.tickets.Get().(*ticket)
-	t.open, t.flat, t.progs, t.holds = true, true, r.Programs, t.holds[:0]
+	t.open, t.flat, t.session, t.progs, t.holds = true, true, false, r.Programs, t.holds[:0]
 	for _, bi := range gr.Profiles[r.Profile].AgentBudgets {
 		b := &gr.Budgets[bi]
 		if refusal := g.hold(t, r, b, svc.CostOf(b), now); refusal != nil {
@@ -189,6 +192,15 @@ func exceeded(b *plan.Budget, cost uint64, reset, now time.Time, call bool) *adm
 		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, RetryAfter: reset.Sub(now), Final: cost > b.Limit,
 		Message: fmt.Sprintf("budget %q (%d %s per %s) %s; its window resets at %s",
 			b.Name, b.Limit, unit, b.Window, why, reset.Format(time.RFC3339)),
+	}}
+}
+
+// spent is the refusal of the rest of a session whose usage took b past
+// its limit; its message is short enough to be a WebSocket close reason.
+func spent(b *plan.Budget, reset time.Time) *admission.Refusal {
+	return &admission.Refusal{Reason: ReasonExceeded, Final: true, Error: &dialect.Error{
+		Status: http.StatusTooManyRequests, Code: dialect.CodeBudgetExceeded, Final: true,
+		Message: fmt.Sprintf("budget %q is spent until %s", b.Name, reset.Format(time.RFC3339)),
 	}}
 }
 

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/expr"
@@ -23,7 +24,10 @@ type ticket struct {
 	served expr.Served
 	// usageAPI is the serving provider's grouping keys, for its usage row.
 	usageAPI *plan.UsageAPI
-	holds    []hold
+	// session is set for a WebSocket session's ticket: it holds the
+	// session's flat cost and takes its usage as it streams (Spend).
+	session bool
+	holds   []hold
 }
 
 type hold struct {
@@ -32,12 +36,16 @@ type hold struct {
 	amount uint64
 }
 
-var _ admission.Ticket = (*ticket)(nil)
+var (
+	_ admission.Ticket  = (*ticket)(nil)
+	_ admission.Spender = (*ticket)(nil)
+)
 
 func (t *ticket) reset(r *admission.Request, c *plan.Candidate) {
 	t.open, t.flat, t.progs = true, false, r.Programs
 	p := &r.Graph.Providers[c.Provider]
 	t.served, t.usageAPI = expr.Served{Model: c.Model, Backend: p.Name}, p.UsageAPI
+	t.session = r.Route.Session()
 	t.holds = t.holds[:0]
 }
 
@@ -76,6 +84,12 @@ func (t *ticket) close(o *admission.Outcome) {
 			if o.Status/100 == 2 {
 				spent = h.amount
 			}
+		case t.session:
+			// Its usage was spent as it streamed; an established session
+			// owes its flat cost, as a call answered without usage does.
+			if o.Status == http.StatusSwitchingProtocols {
+				spent = h.amount
+			}
 		case o.Usage.Reported:
 			c, err := t.cost(h.budget, o.Usage)
 			if err != nil {
@@ -89,6 +103,25 @@ func (t *ticket) close(o *admission.Outcome) {
 	}
 	t.holds, t.open, t.progs, t.usageAPI = t.holds[:0], false, nil, nil
 	t.g.tickets.Put(t)
+}
+
+// Spend takes what usage u costs on every bucket the ticket holds on, as
+// settled spend (a session's turn is over once its usage is reported, so
+// it is never given back), and refuses the rest of the session naming the
+// first budget that u takes past its limit. A cost expression that fails
+// on u charges nothing more: the session's flat cost is still held.
+func (t *ticket) Spend(u *meter.Usage) *admission.Refusal {
+	var over *admission.Refusal
+	for _, h := range t.holds {
+		c, err := t.cost(h.budget, *u)
+		if err != nil || c == 0 {
+			continue
+		}
+		if h.bucket.spend(c) && over == nil {
+			over = spent(h.budget, h.bucket.reset)
+		}
+	}
+	return over
 }
 
 // defaultOutput is the output a hold expects when the request states no

@@ -95,7 +95,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"profile on_fidelity_loss", func(g *plan.Graph) { g.Profiles[1].OnFidelityLoss = "Allow" },
 			`profiles[1] (eval).on_fidelity_loss: unknown value "Allow" (known: reject, allow)`},
 		{"auth scheme", func(g *plan.Graph) { g.Providers[1].Auth = "basic" },
-			`providers[1] (anthropic).auth: unknown value "basic" (known: bearer, x-api-key, api-key)`},
+			`providers[1] (anthropic).auth: unknown value "basic" (known: bearer, x-api-key, api-key, x-goog-api-key)`},
 		{"retry class", func(g *plan.Graph) { g.Providers[0].Retry.On[2] = "4xx" },
 			`providers[0] (openai).retry.on[2]: unknown value "4xx" (known: connect, 5xx, 429, timeout)`},
 		{"failover class", func(g *plan.Graph) { g.Providers[0].Failover.On[0] = "500" },

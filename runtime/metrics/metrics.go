@@ -50,6 +50,8 @@ type Metrics struct {
 	genai       *genai
 	health      *health
 	calls       *prometheus.CounterVec
+	meterOff    *prometheus.CounterVec
+	sessions    *prometheus.CounterVec
 }
 
 // New registers every series on a fresh registry, with the Go runtime and
@@ -135,6 +137,15 @@ func New() *Metrics {
 	}
 	m.reg.MustRegister(m.genai.collectors()...)
 	m.reg.MustRegister(m.health.collectors()...)
+	m.meterOff = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pistra_session_meter_off_total",
+		Help: "WebSocket sessions whose usage decoder turned itself off on a frame it could not follow (the session went on, metered by its session cost only), by route and reason.",
+	}, []string{"route", "reason"})
+	m.sessions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pistra_session_endings_total",
+		Help: "WebSocket sessions ended, by route, serving provider and how: client_closed, upstream_closed, upstream_lost, budget_exceeded, suspended, idle.",
+	}, []string{"route", "provider", "ending"})
+	m.reg.MustRegister(m.meterOff, m.sessions)
 	m.reg.MustRegister(m.requests, m.duration, m.retries, m.noRetry, m.failovers, m.skipped, m.streams, m.tokens, m.refusals, m.used, m.buckets, m.downgrade, m.panics, m.reloads,
 		m.poolPicks, m.poolMembers, m.poolAge, m.calls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -177,6 +188,16 @@ func (m *Metrics) Failover(from, to, reason string) {
 // because it was not admitted, for reason.
 func (m *Metrics) FailoverSkipped(provider, reason string) {
 	m.skipped.WithLabelValues(provider, reason).Inc()
+}
+
+// SessionMeterOff records a session whose usage decoder turned itself off.
+func (m *Metrics) SessionMeterOff(route, reason string) {
+	m.meterOff.WithLabelValues(route, reason).Inc()
+}
+
+// SessionEnded records how a WebSocket session ended.
+func (m *Metrics) SessionEnded(route, provider, ending string) {
+	m.sessions.WithLabelValues(route, provider, ending).Inc()
 }
 
 // Reasons a stream failed after its status was sent.

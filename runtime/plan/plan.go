@@ -62,10 +62,25 @@ const (
 	RouteEmbeddings      Route = "embeddings"
 	RouteResponses       Route = "responses"
 	RouteMessages        Route = "messages"
+	// RouteRealtime and RouteLive are WebSocket sessions (OpenAI Realtime,
+	// Gemini Live): routed at the upgrade, then relayed frame by frame.
+	RouteRealtime Route = "realtime"
+	RouteLive     Route = "live"
 )
 
-// Routes lists every route in canonical order.
-var Routes = []Route{RouteChatCompletions, RouteCompletions, RouteEmbeddings, RouteResponses, RouteMessages}
+// Routes lists every route in canonical order. A RouteSet bit stands for
+// each, so new routes are appended.
+var Routes = []Route{RouteChatCompletions, RouteCompletions, RouteEmbeddings, RouteResponses, RouteMessages,
+	RouteRealtime, RouteLive}
+
+// Session reports whether r is a WebSocket session rather than a request.
+func (r Route) Session() bool { return r == RouteRealtime || r == RouteLive }
+
+// LivePath is Gemini Live's upstream path below the API root, for API
+// version v (v1beta, v1alpha).
+func LivePath(v string) string {
+	return "/ws/google.ai.generativelanguage." + v + ".GenerativeService.BidiGenerateContent"
+}
 
 // UpstreamPath is the path the route takes below a base URL that ends in
 // /v1 ("/chat/completions"); "" for an unknown route.
@@ -81,6 +96,10 @@ func (r Route) UpstreamPath() string {
 		return "/responses"
 	case RouteMessages:
 		return "/messages"
+	case RouteRealtime:
+		return "/realtime"
+	case RouteLive:
+		return LivePath("v1beta") // below the API root, not /v1: Gemini's URLs carry their version
 	}
 	return ""
 }
@@ -91,12 +110,18 @@ type Dialect string
 const (
 	DialectOpenAI    Dialect = "openai"
 	DialectAnthropic Dialect = "anthropic"
+	// DialectGemini is Google's Gemini API, reached here for Live
+	// sessions only.
+	DialectGemini Dialect = "gemini"
 )
 
 // Dialect returns the inbound dialect of a route.
 func (r Route) Dialect() Dialect {
-	if r == RouteMessages {
+	switch r {
+	case RouteMessages:
 		return DialectAnthropic
+	case RouteLive:
+		return DialectGemini
 	}
 	return DialectOpenAI
 }
@@ -112,6 +137,11 @@ func (r Route) Operation() string {
 	}
 	return "chat"
 }
+
+// DefaultRoute reports whether a channel of r's dialect that lists no
+// routes serves r: every route but Realtime, which few OpenAI-dialect
+// endpoints speak, so a channel names it to carry it.
+func (r Route) DefaultRoute() bool { return r != RouteRealtime }
 
 // Tier orders how a provider is reached.
 type Tier string

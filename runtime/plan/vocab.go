@@ -34,10 +34,12 @@ const (
 	AuthBearer  AuthScheme = "bearer"    // Authorization: Bearer <secret>
 	AuthXAPIKey AuthScheme = "x-api-key" // Anthropic's x-api-key header
 	AuthAPIKey  AuthScheme = "api-key"   // Azure's api-key header
+	// AuthGoogAPIKey is the Gemini API's x-goog-api-key header.
+	AuthGoogAPIKey AuthScheme = "x-goog-api-key"
 )
 
 // AuthSchemes lists every auth scheme.
-var AuthSchemes = []AuthScheme{AuthBearer, AuthXAPIKey, AuthAPIKey}
+var AuthSchemes = []AuthScheme{AuthBearer, AuthXAPIKey, AuthAPIKey, AuthGoogAPIKey}
 
 // Valid reports whether a is a known auth scheme.
 func (a AuthScheme) Valid() bool { return slices.Contains(AuthSchemes, a) }
@@ -46,8 +48,11 @@ func (a AuthScheme) Valid() bool { return slices.Contains(AuthSchemes, a) }
 // with when neither it nor its provider names one: each dialect's own
 // (an OpenAI-compatible endpoint wants Bearer whoever runs it).
 func DefaultAuth(d Dialect) AuthScheme {
-	if d == DialectAnthropic {
+	switch d {
+	case DialectAnthropic:
 		return AuthXAPIKey
+	case DialectGemini:
+		return AuthGoogAPIKey
 	}
 	return AuthBearer
 }

@@ -19,13 +19,18 @@ import (
 // snapshot, which the request then keeps. Authorization: Bearer is read on
 // every route; x-api-key too where Anthropic clients call (anthropicToo).
 func (s *Server) authenticate(x *exchange, anthropicToo bool) *dialect.Error {
-	x.snap = s.snap.Load()
 	key, present := credential(x.r, anthropicToo)
+	how := "Authorization: Bearer <key>"
+	if anthropicToo {
+		how += " or x-api-key: <key>"
+	}
+	return s.authenticateKey(x, key, present, how)
+}
+
+// authenticateKey resolves key, presented as how says when it was not.
+func (s *Server) authenticateKey(x *exchange, key string, present bool, how string) *dialect.Error {
+	x.snap = s.snap.Load()
 	if !present {
-		how := "Authorization: Bearer <key>"
-		if anthropicToo {
-			how += " or x-api-key: <key>"
-		}
 		return dialect.Errorf(http.StatusUnauthorized, dialect.CodeMissingAPIKey, "no API key provided; send %s", how)
 	}
 	k, p, ok := x.snap.KeyOf(key)

@@ -10,6 +10,7 @@ import (
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/route"
 )
 
 // inference serves one POST on an inference route: refuse early and in the
@@ -93,6 +94,24 @@ func (s *Server) readRequest(x *exchange, route plan.Route) *dialect.Error {
 	return nil
 }
 
+// routeTo decides and counts what selection passed over and the rules it
+// lifted; a refusal that routing reached names the claims it acted on.
+func (s *Server) routeTo(x *exchange, rt plan.Route) (route.Decision, *dialect.Error) {
+	g := x.snap.Graph
+	d, e := s.decide(x, rt)
+	s.countSelection(g, &d)
+	if x.trace != nil {
+		s.traceDecision(x, &d)
+	}
+	if len(d.Lifted) > 0 {
+		s.rules.Lifted(g, x.profile, d.Lifted, x.rec.Start)
+	}
+	if e != nil && d.Selection.Rejected {
+		x.rec.Origin = d.Origins()
+	}
+	return d, e
+}
+
 func modelFieldError(err error) *dialect.Error {
 	e := &dialect.Error{Status: http.StatusBadRequest, Message: err.Error(), Param: "model"}
 	switch {
@@ -110,18 +129,8 @@ func modelFieldError(err error) *dialect.Error {
 // loop on the selected candidates.
 func (s *Server) forward(x *exchange, route plan.Route) {
 	g := x.snap.Graph
-	d, e := s.decide(x, route)
-	s.countSelection(g, &d)
-	if x.trace != nil {
-		s.traceDecision(x, &d)
-	}
-	if len(d.Lifted) > 0 {
-		s.rules.Lifted(g, x.profile, d.Lifted, x.rec.Start)
-	}
+	d, e := s.routeTo(x, route)
 	if e != nil {
-		if d.Selection.Rejected {
-			x.rec.Origin = d.Origins()
-		}
 		s.refuse(x, e)
 		return
 	}

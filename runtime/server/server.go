@@ -30,6 +30,7 @@ import (
 	"github.com/pistra/pistra/runtime/plan"
 	"github.com/pistra/pistra/runtime/pool"
 	"github.com/pistra/pistra/runtime/proxy"
+	"github.com/pistra/pistra/runtime/realtime"
 	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/snapshot"
 	"github.com/pistra/pistra/runtime/suspend"
@@ -97,6 +98,9 @@ type Options struct {
 	// Tracer traces every inference request (a SERVER span, a CLIENT span
 	// per attempt); nil traces nothing, at no cost per request.
 	Tracer *tracing.Tracer
+	// SessionIdle ends a WebSocket session in which no message passed for
+	// this long (default 5 min).
+	SessionIdle time.Duration
 	// PublicTLS and AdminTLS, when set, serve that listener over TLS, with
 	// HTTP/2 offered to clients that support it; nil serves cleartext
 	// HTTP/1.1.
@@ -114,6 +118,7 @@ type Server struct {
 	tracer   *tracing.Tracer
 	scrape   http.Handler
 	proxy    *proxy.Proxy
+	sessions *realtime.Opener
 	budgets  *budget.Gate
 	// calls is the gate of MCP and A2A traffic, protocols its protocols
 	// by kind.
@@ -174,6 +179,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.proxy = &proxy.Proxy{Transport: o.Upstream, Metrics: s.metrics, MaxRetryWait: o.MaxRetryWait, Gate: gate,
 		Circuits: s.circuits, MaxAnswerBytes: o.MaxAnswerBytes}
+	s.sessions = &realtime.Opener{Gate: gate, Metrics: s.metrics}
 	s.picks = o.Pools
 	if s.picks == nil {
 		s.picks = poolPicks{s.pools}
@@ -245,6 +251,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.Ledger == nil {
 		o.Ledger = budget.NewMemory()
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 5 * time.Minute
 	}
 	return o
 }
@@ -340,6 +349,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.inference(w, r, plan.RouteResponses)
 	case "/v1/messages":
 		s.inference(w, r, plan.RouteMessages)
+	case "/v1/realtime":
+		s.session(w, r, plan.RouteRealtime, "")
 	case "/v1/preflight":
 		s.preflight(w, r)
 	case "/v1/models":
@@ -351,6 +362,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/metrics":
 		s.scrape.ServeHTTP(w, r)
 	default:
+		if v, ok := liveVersion(path); ok {
+			s.session(w, r, plan.RouteLive, v)
+			return
+		}
 		if id, ok := cutModelID(path); ok {
 			s.models(w, r, id)
 			return
@@ -361,52 +376,4 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.notFound(w, r)
 	}
-}
-
-// readyz reports ready once a snapshot serves and the ledger's replica has
-// caught up with what its directory held. A ledger without a leader keeps
-// the node ready (it serves on its last known totals) but says so.
-func (s *Server) readyz(w http.ResponseWriter) {
-	if !s.ready.Load() || s.snap.Load() == nil {
-		writePlain(w, http.StatusServiceUnavailable, "not ready\n")
-		return
-	}
-	h := s.opts.LedgerHealth
-	if h == nil {
-		writePlain(w, http.StatusOK, "ready\n")
-		return
-	}
-	if !s.ledgerReady() {
-		writePlain(w, http.StatusServiceUnavailable, "not ready: the ledger is still replaying its log\n")
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	if h.Status(ctx).Leader == "" {
-		writePlain(w, http.StatusOK, "ready; ledger degraded: no leader, budgets held on the last known totals\n")
-		return
-	}
-	writePlain(w, http.StatusOK, "ready\n")
-}
-
-// ledgerReady reports whether the ledger, if any, has replayed what its
-// directory held and holds something: a node that never joined its
-// cluster has an empty replica, which knows no spend and no suspension.
-func (s *Server) ledgerReady() bool {
-	h := s.opts.LedgerHealth
-	if h == nil {
-		return true
-	}
-	select {
-	case <-h.Ready():
-		return h.HasState()
-	default:
-		return false
-	}
-}
-
-func writePlain(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(body))
 }

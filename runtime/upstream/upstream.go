@@ -243,6 +243,8 @@ func authHeader(scheme plan.AuthScheme, secret string) (string, []string, error)
 		return "X-Api-Key", []string{secret}, nil
 	case plan.AuthAPIKey:
 		return "Api-Key", []string{secret}, nil
+	case plan.AuthGoogAPIKey:
+		return "X-Goog-Api-Key", []string{secret}, nil
 	}
 	return "", nil, fmt.Errorf("unknown auth scheme %q (known: %s)", scheme, strings.Join(plan.Names(plan.AuthSchemes), ", "))
 }

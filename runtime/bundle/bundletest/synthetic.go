@@ -151,7 +151,7 @@ func (b *builder) candidates(name string, r plan.Route, strict bool) ([]plan.Can
 			c := plan.Candidate{Provider: pi, Channel: ci, Tier: ch.Tier, Model: model, Preserves: ch.Preserves, Origin: ch.Origin, Primary: rank == 0}
 			switch {
 			case servesRoute(ch, r):
-			case ch.Tier == plan.TierNative && r.Dialect() != ch.Dialect && r != plan.RouteEmbeddings:
+			case ch.Tier == plan.TierNative && r.Dialect() != ch.Dialect && r != plan.RouteEmbeddings && !r.Session():
 				c.Tier = plan.TierTranslation
 				c.Translate = plan.Translation(string(r.Dialect()) + "_" + string(ch.Dialect))
 				c.Preserves = plan.AllCaps &^ plan.TranslationLosses[c.Translate]
