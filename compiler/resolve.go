@@ -346,26 +346,24 @@ func buildPool(name string, p srcPool) plan.Pool {
 
 // routeOptions lists, for every route, the provider's channels able to
 // carry it: native channels of the route's dialect, then compat ones, and
-// only when the provider speaks nothing of that dialect, a translator over
-// a native channel of the other.
+// only when no channel of that dialect carries the route, a translator over
+// a native channel of the other (a compat endpoint that serves only chat
+// completions leaves Responses to the translator).
 func routeOptions(p *plan.Provider) [][]option {
 	out := make([][]option, len(plan.Routes))
 	for ri, r := range plan.Routes {
-		speaks := false
 		for _, tier := range []plan.Tier{plan.TierNative, plan.TierProviderCompat} {
 			for i, ch := range p.Channels {
-				speaks = speaks || ch.Dialect == r.Dialect()
 				if ch.Dialect == r.Dialect() && ch.Tier == tier && slices.Contains(ch.Routes, r) {
 					out[ri] = append(out[ri], option{channel: i, tier: tier, preserves: ch.Preserves, origin: ch.Origin, gate: ch.ModelGate})
 				}
 			}
 		}
-		if speaks {
+		if len(out[ri]) > 0 {
 			continue
 		}
-		pair, upstream := translationFor(r)
 		for i, ch := range p.Channels {
-			if pair != plan.TranslateNone && ch.Tier == plan.TierNative && slices.Contains(ch.Routes, upstream) {
+			if pair := translationFor(r, ch); pair != plan.TranslateNone {
 				out[ri] = append(out[ri], option{channel: i, tier: plan.TierTranslation, translate: pair,
 					preserves: plan.AllCaps &^ plan.TranslationLosses[pair], origin: "translation:" + string(pair), gate: ch.ModelGate})
 			}
@@ -374,16 +372,30 @@ func routeOptions(p *plan.Provider) [][]option {
 	return out
 }
 
-// translationFor is the wired translator for an inbound route, and the
-// upstream route it rides; only chat completions and messages translate.
-func translationFor(r plan.Route) (plan.Translation, plan.Route) {
+// translationFor is the wired translator that carries inbound route r over
+// channel ch, chosen by the upstream routes ch serves: only chat
+// completions, responses and messages translate, and only over a native
+// channel. Messages prefer a channel's chat completions, the older pair,
+// and ride its responses when that is all it serves.
+func translationFor(r plan.Route, ch plan.Channel) plan.Translation {
+	if ch.Tier != plan.TierNative {
+		return plan.TranslateNone
+	}
+	var pairs []plan.Translation
 	switch r {
 	case plan.RouteChatCompletions:
-		return plan.TranslateOpenAIAnthropic, plan.RouteMessages
+		pairs = []plan.Translation{plan.TranslateOpenAIAnthropic}
+	case plan.RouteResponses:
+		pairs = []plan.Translation{plan.TranslateResponsesAnthropic}
 	case plan.RouteMessages:
-		return plan.TranslateAnthropicOpenAI, plan.RouteChatCompletions
+		pairs = []plan.Translation{plan.TranslateAnthropicOpenAI, plan.TranslateAnthropicResponses}
 	}
-	return plan.TranslateNone, ""
+	for _, t := range pairs {
+		if slices.Contains(ch.Routes, t.Upstream(r)) {
+			return t
+		}
+	}
+	return plan.TranslateNone
 }
 
 // declaration is the path where provider p declares the public name n.

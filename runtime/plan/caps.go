@@ -138,4 +138,10 @@ func (s *CapSet) UnmarshalJSON(b []byte) error {
 var TranslationLosses = map[Translation]CapSet{
 	TranslateOpenAIAnthropic: Of(CapAudioInput, CapMultiChoice, CapUsageDetails),
 	TranslateAnthropicOpenAI: Of(CapStrictTools, CapPromptCaching, CapStructuredOutput, CapUsageDetails),
+	// Responses usage has every split Anthropic's has, so only what one
+	// side cannot express is lost: audio input to Claude, and cache
+	// breakpoints on Responses models (the translator cannot tell which
+	// models take them, so it sends none).
+	TranslateResponsesAnthropic: Of(CapAudioInput),
+	TranslateAnthropicResponses: Of(CapPromptCaching),
 }
