@@ -94,7 +94,8 @@ func refuseStateful(in *respRequest) error {
 		return errors.New("responses request: conversation is not supported: " + why)
 	}
 	for i := range in.Input {
-		if in.Input[i].Type == "item_reference" {
+		// An item_reference may leave out its type: then it is an id alone.
+		if it := &in.Input[i]; it.Type == "item_reference" || (it.Type == "" && it.Role == "" && it.ID != "") {
 			return fmt.Errorf("responses request: input[%d]: item_reference is not supported: %s", i, why)
 		}
 	}
