@@ -69,6 +69,14 @@ var pairs = []pair{
 		},
 		upstreamModel: "claude-sonnet-4-5-20250929", validFrames: validResponsesFrames,
 	},
+	{
+		name: "anthropic_responses", request: AnthropicToResponsesRequest, response: ResponsesToAnthropicResponse,
+		error: OpenAIErrorToAnthropic,
+		stream: func(w io.Writer, model string, _ bool) Stream {
+			return NewResponsesToAnthropicStream(w, model)
+		},
+		upstreamModel: "gpt-5-mini", validFrames: validAnthropicFrames,
+	},
 }
 
 // goldenCustom is the client's custom tools in the responses_anthropic

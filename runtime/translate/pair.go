@@ -62,6 +62,8 @@ func For(t plan.Translation) Pair {
 		return anthropicOpenAI{}
 	case plan.TranslateResponsesAnthropic:
 		return new(responsesAnthropic)
+	case plan.TranslateAnthropicResponses:
+		return anthropicResponses{}
 	}
 	return nil
 }

@@ -63,11 +63,7 @@ func blockToItem(b *antBlock, id string, isCustom func(string) bool) (respItem, 
 		return respItem{Type: "message", ID: "msg_" + id, Status: "completed", Role: "assistant",
 			Content: respContent{{Type: "output_text", Text: b.Text, Annotations: json.RawMessage(`[]`)}}}, nil
 	case "thinking", "redacted_thinking":
-		item := respItem{Type: "reasoning", ID: "rs_" + id, Summary: []respPart{}, EncryptedContent: packThinking(b)}
-		if b.Thinking != nil && *b.Thinking != "" {
-			item.Summary = []respPart{{Type: "summary_text", Text: *b.Thinking}}
-		}
-		return item, nil
+		return respItem{Type: "reasoning", ID: "rs_" + id, Summary: thinkingSummary(b), EncryptedContent: packThinking(b)}, nil
 	case "tool_use":
 		if isCustom(b.Name) {
 			var in customInput

@@ -107,6 +107,8 @@ var ErrUpstreamEvent = errors.New("translate: malformed upstream stream event")
 var (
 	_ Stream    = (*anthropicToOpenAIStream)(nil)
 	_ Stream    = (*openAIToAnthropicStream)(nil)
+	_ Stream    = (*anthropicToResponsesStream)(nil)
+	_ Stream    = (*responsesToAnthropicStream)(nil)
 	_ io.Writer = Stream(nil)
 )
 

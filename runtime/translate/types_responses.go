@@ -57,9 +57,10 @@ type respItem struct {
 	Arguments string          `json:"arguments,omitempty"`
 	Input     string          `json:"input,omitempty"`
 	Output    json.RawMessage `json:"output,omitempty"`
-	// reasoning
-	Summary          []respPart `json:"summary,omitempty"`
-	EncryptedContent string     `json:"encrypted_content,omitempty"`
+	// reasoning; a pointer, as a reasoning item's summary is sent even
+	// when empty
+	Summary          *[]respPart `json:"summary,omitempty"`
+	EncryptedContent string      `json:"encrypted_content,omitempty"`
 }
 
 // respContent is a message's content: a string or a list of parts. It
