@@ -363,39 +363,33 @@ func routeOptions(p *plan.Provider) [][]option {
 			continue
 		}
 		for i, ch := range p.Channels {
-			if pair := translationFor(r, ch); pair != plan.TranslateNone {
-				out[ri] = append(out[ri], option{channel: i, tier: plan.TierTranslation, translate: pair,
-					preserves: plan.AllCaps &^ plan.TranslationLosses[pair], origin: "translation:" + string(pair), gate: ch.ModelGate})
+			for _, pair := range translationsFor(r) {
+				if ch.Tier == plan.TierNative && slices.Contains(ch.Routes, pair.Upstream(r)) {
+					out[ri] = append(out[ri], option{channel: i, tier: plan.TierTranslation, translate: pair,
+						preserves: plan.AllCaps &^ plan.TranslationLosses[pair], origin: "translation:" + string(pair), gate: ch.ModelGate})
+				}
 			}
 		}
 	}
 	return out
 }
 
-// translationFor is the wired translator that carries inbound route r over
-// channel ch, chosen by the upstream routes ch serves: only chat
-// completions, responses and messages translate, and only over a native
-// channel. Messages prefer a channel's chat completions, the older pair,
-// and ride its responses when that is all it serves.
-func translationFor(r plan.Route, ch plan.Channel) plan.Translation {
-	if ch.Tier != plan.TierNative {
-		return plan.TranslateNone
-	}
-	var pairs []plan.Translation
+// translationsFor lists the wired translators of inbound route r in the
+// order a channel is tried with them; only chat completions, responses and
+// messages translate. A channel carries a request through the first of
+// them whose upstream route it serves for the model and the profile admits
+// (the planner takes one per channel): messages prefer chat completions,
+// the older pair, and ride responses when a model answers only there.
+func translationsFor(r plan.Route) []plan.Translation {
 	switch r {
 	case plan.RouteChatCompletions:
-		pairs = []plan.Translation{plan.TranslateOpenAIAnthropic}
+		return []plan.Translation{plan.TranslateOpenAIAnthropic}
 	case plan.RouteResponses:
-		pairs = []plan.Translation{plan.TranslateResponsesAnthropic}
+		return []plan.Translation{plan.TranslateResponsesAnthropic}
 	case plan.RouteMessages:
-		pairs = []plan.Translation{plan.TranslateAnthropicOpenAI, plan.TranslateAnthropicResponses}
+		return []plan.Translation{plan.TranslateAnthropicOpenAI, plan.TranslateAnthropicResponses}
 	}
-	for _, t := range pairs {
-		if slices.Contains(ch.Routes, t.Upstream(r)) {
-			return t
-		}
-	}
-	return plan.TranslateNone
+	return nil
 }
 
 // declaration is the path where provider p declares the public name n.
