@@ -30,8 +30,11 @@ type contentBlock struct {
 	kind      string
 	rep       reply  // thinking and text
 	signature string // thinking
-	id        string // tool_use
-	call      *toolCall
+	// omitted: the thinking's text is left out (display "omitted"); the
+	// signature still carries it.
+	omitted bool
+	id      string // tool_use
+	call    *toolCall
 }
 
 func (c *contentBlock) tokens() int {
@@ -128,6 +131,12 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 		return nil, badRequest(err.Error(), "")
 	}
 	format, apiErr := x.messagesFormat(req)
+	if apiErr == nil {
+		apiErr = checkThinkingReplay(req.Messages)
+	}
+	if apiErr == nil {
+		apiErr = checkStrictTools(req.Tools)
+	}
 	if apiErr != nil {
 		return nil, apiErr
 	}
@@ -137,6 +146,7 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 	}
 	thinking := !x.dropped(plan.CapExtendedThinking) && req.Thinking != nil &&
 		(req.Thinking.Type == "enabled" || req.Thinking.Type == "adaptive")
+	omitted := thinking && req.Thinking.Display == "omitted"
 	forced := choice.mode == choiceRequired || choice.mode == choiceNamed
 	if thinking && forced {
 		return nil, badRequest("Thinking may not be enabled when tool_choice forces tool use.", "")
@@ -145,7 +155,7 @@ func (x *exchange) newMessageTurn(req *wireRequest) (*messageTurn, *apiError) {
 	t := &messageTurn{id: x.s.newID("msg_"), model: req.Model, usage: newAnthropicUsage(conv.textBytes, cached)}
 	t.usage.plain = x.dropped(plan.CapUsageDetails)
 	plan := answerPlan{lastUser: conv.lastUser, stops: req.StopSequences, budget: *req.MaxTokens, call: call, forced: forced, format: format}
-	if thinking && !t.think(&plan) {
+	if thinking && !t.think(&plan, omitted) {
 		t.stopReason = "max_tokens"
 	} else {
 		t.addAnswer(x.s, &plan)
@@ -178,9 +188,9 @@ type answerPlan struct {
 
 // think adds the thinking block, which counts toward max_tokens, and
 // reports whether it left room for an answer.
-func (t *messageTurn) think(p *answerPlan) bool {
+func (t *messageTurn) think(p *answerPlan, omitted bool) bool {
 	thought := newReply(thinkingText(p.lastUser), nil, p.budget, pieces)
-	t.blocks = append(t.blocks, contentBlock{kind: "thinking", rep: thought, signature: thinkingSignature(thought.text)})
+	t.blocks = append(t.blocks, contentBlock{kind: "thinking", rep: thought, signature: thinkingSignature(thought.text), omitted: omitted})
 	t.usage.thinking = thought.tokens()
 	p.budget -= thought.tokens()
 	return !thought.truncated && p.budget > 0
@@ -246,6 +256,14 @@ func (t *messageTurn) appendMessage(b []byte, final bool) []byte {
 	return append(b, '}')
 }
 
+// shownThinking is the thinking text the answer shows.
+func (c *contentBlock) shownThinking() string {
+	if c.omitted {
+		return ""
+	}
+	return c.rep.text
+}
+
 // appendBlock writes a content block: full, or as content_block_start
 // opens it.
 func (c *contentBlock) appendBlock(b []byte, full bool) []byte {
@@ -253,7 +271,7 @@ func (c *contentBlock) appendBlock(b []byte, full bool) []byte {
 	case "thinking":
 		b = append(b, `{"type":"thinking","thinking":`...)
 		if full {
-			b = appendString(b, c.rep.text)
+			b = appendString(b, c.shownThinking())
 			b = append(b, `,"signature":`...)
 			b = appendString(b, c.signature)
 		} else {

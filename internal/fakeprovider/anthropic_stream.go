@@ -57,7 +57,9 @@ func (ms messageStream) streamBlock(index int, c *contentBlock) error {
 	var err error
 	switch c.kind {
 	case "thinking":
-		err = ms.deltas(index, "thinking_delta", "thinking", c.rep.pieces)
+		if !c.omitted {
+			err = ms.deltas(index, "thinking_delta", "thinking", c.rep.pieces)
+		}
 		if err == nil {
 			err = ms.delta(index, "signature_delta", "signature", c.signature)
 		}

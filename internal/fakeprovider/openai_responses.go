@@ -2,6 +2,7 @@ package fakeprovider
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -16,6 +17,10 @@ type responseTurn struct {
 	instructions string
 	maxOutput    int // -1: not set
 	effort       string
+	// summary is the reasoning summary asked for ("" for none); store and
+	// sealed echo store and whether include asked for encrypted reasoning.
+	summary       string
+	store, sealed bool
 	// tools, toolChoice and format are echoed back as the request sent them.
 	tools, toolChoice, format json.RawMessage
 	items                     []responseItem
@@ -23,13 +28,16 @@ type responseTurn struct {
 	usage                     openAIUsage
 }
 
-// responseItem is one output item: reasoning, a message or a function call.
+// responseItem is one output item: reasoning, a message, a function call
+// or a custom tool call.
 type responseItem struct {
 	kind   string
 	id     string
-	rep    reply     // message
-	call   *toolCall // function_call
+	rep    reply     // message; reasoning's summary
+	call   *toolCall // function_call, custom_tool_call
 	callID string
+	// sealed is a reasoning item's encrypted_content, "" when not asked for.
+	sealed string
 }
 
 // POST /v1/responses
@@ -83,6 +91,10 @@ func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) 
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	store := req.Store == nil || *req.Store
+	if err := checkReasoningReplay(req.replayedReasoning(), store); err != nil {
+		return nil, err
+	}
 	call, _, err := req.toolCall(conv.afterToolResult)
 	if err != nil {
 		return nil, badRequest(err.Error(), "tool_choice")
@@ -93,18 +105,23 @@ func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) 
 		instructions: req.Instructions, maxOutput: firstSet(req.MaxOutputTokens),
 		tools: req.Tools, toolChoice: req.ToolChoice, format: rawFormat,
 		usage: newOpenAIUsage(conv.textBytes, x.usage.Split),
+		store: store, sealed: slices.Contains(req.Include, "reasoning.encrypted_content"),
 	}
 	if req.Reasoning != nil {
-		t.effort = req.Reasoning.Effort
+		t.effort, t.summary = req.Reasoning.Effort, req.Reasoning.Summary
 	}
 	reasoning, limit := x.usage.reasoningBudget(t.effort, t.maxOutput)
 	if reasoning > 0 {
-		t.items = append(t.items, responseItem{kind: "reasoning", id: s.newID("rs_")})
+		t.items = append(t.items, t.reasoningItem(s.newID("rs_"), conv.lastUser))
 	}
 	t.usage.reasoning = reasoning
 	t.usage.completion = reasoning
 	if call != nil {
-		t.items = append(t.items, responseItem{kind: "function_call", id: s.newID("fc_"), call: call, callID: s.newID("call_")})
+		it := responseItem{kind: "function_call", id: s.newID("fc_"), call: call, callID: s.newID("call_")}
+		if call.freeform {
+			it.kind, it.id = "custom_tool_call", s.newID("ctc_")
+		}
+		t.items = append(t.items, it)
 		t.usage.completion += call.tokens()
 		return t, nil
 	}
@@ -116,6 +133,19 @@ func (x *exchange) newResponseTurn(req *wireRequest) (*responseTurn, *apiError) 
 	t.incomplete = rep.truncated
 	t.usage.completion += rep.tokens()
 	return t, nil
+}
+
+// reasoningItem is the reasoning the answer shows: a summary when one was
+// asked for, its encrypted content when include asked for that.
+func (t *responseTurn) reasoningItem(id, lastUser string) responseItem {
+	it := responseItem{kind: "reasoning", id: id}
+	if t.summary != "" {
+		it.rep = newReply(thinkingText(lastUser), nil, -1, pieces)
+	}
+	if t.sealed {
+		it.sealed = encryptedReasoning(id)
+	}
+	return it
 }
 
 func (t *responseTurn) status() string {
@@ -165,7 +195,11 @@ func (t *responseTurn) appendResponse(b []byte, final bool) []byte {
 	}
 	b = append(b, `],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":`...)
 	b = appendStringOrNull(b, t.effort)
-	b = append(b, `,"summary":null},"service_tier":"default","store":true,"temperature":1.0,"text":{"format":`...)
+	b = append(b, `,"summary":`...)
+	b = appendStringOrNull(b, t.summary)
+	b = append(b, `},"service_tier":"default","store":`...)
+	b = strconv.AppendBool(b, t.store)
+	b = append(b, `,"temperature":1.0,"text":{"format":`...)
 	b = appendRawOr(b, t.format, `{"type":"text"}`)
 	b = append(b, `,"verbosity":"medium"},"tool_choice":`...)
 	b = appendRawOr(b, t.toolChoice, `"auto"`)
@@ -195,7 +229,9 @@ func (it *responseItem) appendItem(b []byte, done bool) []byte {
 	b = appendString(b, it.id)
 	switch it.kind {
 	case "reasoning":
-		return append(b, `,"type":"reasoning","summary":[]}`...)
+		return it.appendReasoning(b, done)
+	case "custom_tool_call":
+		return it.appendCustomCall(b, done)
 	case "function_call":
 		b = append(b, `,"type":"function_call","status":`...)
 		args := ""

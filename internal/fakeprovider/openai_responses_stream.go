@@ -56,6 +56,10 @@ func (rs *responseStream) streamItem(index int, it *responseItem) error {
 		err = rs.streamText(index, it)
 	case "function_call":
 		err = rs.streamArguments(index, it)
+	case "custom_tool_call":
+		err = rs.streamCustomInput(index, it)
+	case "reasoning":
+		err = rs.streamSummary(index, it)
 	}
 	if err != nil {
 		return err

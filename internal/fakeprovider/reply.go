@@ -1,26 +1,46 @@
 package fakeprovider
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // What the fake "model" says is a pure function of the request, so tests can
-// predict it: a fixed opening, then the first words of the last user message.
+// predict it: a fixed opening, then the first words of the last user message,
+// then, when that message asks for an answer of some number of words (as
+// "a 500-word essay" does), a filler sentence repeated to that length, so a
+// small token limit cuts a long answer as it would a real model's.
 
 const (
 	replyOpening = "Hello from the fake provider. You said:"
 	echoedWords  = 6
 	// argumentFragment is the size of the pieces tool-call arguments stream in.
 	argumentFragment = 8
+	// maxAskedWords bounds the length a message can ask for.
+	maxAskedWords  = 4000
+	fillerSentence = "Here is more of the answer you asked for."
 )
+
+// askedWords matches a requested answer length: "500-word", "200 words".
+var askedWords = regexp.MustCompile(`(?i)\b(\d{1,6})[- ]words?\b`)
 
 // ReplyText is the full text the fake answers a conversation whose last user
 // message is lastUser with, before stop sequences and token limits cut it.
 func ReplyText(lastUser string) string {
-	return replyOpening + " " + firstWords(lastUser) + "."
+	text := replyOpening + " " + firstWords(lastUser) + "."
+	m := askedWords.FindStringSubmatch(lastUser)
+	if m == nil {
+		return text
+	}
+	want, _ := strconv.Atoi(m[1])
+	var sb strings.Builder
+	sb.WriteString(text)
+	for words := len(strings.Fields(text)); words < min(want, maxAskedWords); words += len(strings.Fields(fillerSentence)) {
+		sb.WriteString(" " + fillerSentence)
+	}
+	return sb.String()
 }
 
 func thinkingText(lastUser string) string {
@@ -33,13 +53,6 @@ func firstWords(s string) string {
 		return "nothing"
 	}
 	return strings.Join(words[:min(len(words), echoedWords)], " ")
-}
-
-// thinkingSignature stands in for the opaque signature Anthropic attaches to
-// thinking blocks; deterministic so repeated requests compare equal.
-func thinkingSignature(thinking string) string {
-	sum := sha256.Sum256([]byte("fakeprovider thinking:" + thinking))
-	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // pieces splits text into the token-sized pieces the fake streams and counts

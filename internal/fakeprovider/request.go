@@ -36,6 +36,12 @@ type wireRequest struct {
 	Tools      json.RawMessage `json:"tools"`
 	ToolChoice json.RawMessage `json:"tool_choice"`
 
+	// Store and Include are the Responses API's: whether it keeps the
+	// response (default true), and extra output such as
+	// reasoning.encrypted_content.
+	Store   *bool    `json:"store"`
+	Include []string `json:"include"`
+
 	ReasoningEffort string         `json:"reasoning_effort"`
 	Reasoning       *reasoning     `json:"reasoning"`
 	Thinking        *thinkingParam `json:"thinking"`
@@ -78,11 +84,15 @@ func (o *streamOptions) includeUsage() bool {
 
 type reasoning struct {
 	Effort string `json:"effort"`
+	// Summary asks for a summary of the reasoning (auto, concise, detailed).
+	Summary string `json:"summary"`
 }
 
 type thinkingParam struct {
 	Type         string `json:"type"`
 	BudgetTokens int    `json:"budget_tokens"`
+	// Display "omitted" leaves the thinking's text out of the answer.
+	Display string `json:"display"`
 }
 
 // present reports whether an optional raw field was sent with a value.

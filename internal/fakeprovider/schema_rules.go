@@ -123,3 +123,21 @@ func checkAnthropicSchema(schema json.RawMessage) error {
 		return nil
 	})
 }
+
+// checkStrictTools applies checkAnthropicSchema to the input schema of
+// every tool marked strict, which Anthropic holds to the same limits.
+func checkStrictTools(raw json.RawMessage) *apiError {
+	var tools []wireTool
+	if !present(raw) || json.Unmarshal(raw, &tools) != nil {
+		return nil // chooseTool reports malformed tools
+	}
+	for i, t := range tools {
+		if !t.Strict || !present(t.InputSchema) {
+			continue
+		}
+		if err := checkAnthropicSchema(t.InputSchema); err != nil {
+			return badRequest(fmt.Sprintf("tools.%d.custom.input_schema: %s", i, err), "")
+		}
+	}
+	return nil
+}

@@ -24,8 +24,9 @@ type wireTool struct {
 }
 
 // callable returns the name and argument schema of a tool the fake can call
-// (client-defined functions, not custom or server tools) and whether it
-// asks for strict arguments.
+// (client-defined functions and the Responses API's freeform custom tools,
+// which have no schema; not server tools) and whether it asks for strict
+// arguments.
 func (t wireTool) callable() (name string, schema json.RawMessage, strict, ok bool) {
 	switch {
 	case t.Type == "function" && t.Function != nil:
@@ -33,7 +34,9 @@ func (t wireTool) callable() (name string, schema json.RawMessage, strict, ok bo
 	case t.Type == "function":
 		return t.Name, t.Parameters, t.Strict, t.Name != ""
 	case t.Type == "" || t.Type == "custom":
-		return t.Name, t.InputSchema, t.Strict, t.Name != "" && t.InputSchema != nil
+		// A custom tool without a schema is the Responses API's freeform
+		// tool, whose input is plain text.
+		return t.Name, t.InputSchema, t.Strict, t.Name != "" && (t.InputSchema != nil || t.Type == "custom")
 	}
 	return "", nil, false, false
 }
@@ -81,7 +84,7 @@ func parseToolChoice(raw json.RawMessage) (toolChoice, error) {
 		return toolChoice{mode: choiceNone}, nil
 	case "any":
 		return toolChoice{mode: choiceRequired}, nil
-	case "function", "tool":
+	case "function", "tool", "custom":
 		name := obj.Name
 		if name == "" {
 			name = obj.Function.Name
@@ -97,6 +100,8 @@ type toolCall struct {
 	arguments string // a JSON object
 	// strict: the tool asked for arguments held to its schema.
 	strict bool
+	// freeform: a custom tool's call, whose arguments are plain text.
+	freeform bool
 }
 
 func (c *toolCall) tokens() int { return textTokens(c.name) + textTokens(c.arguments) }
@@ -136,14 +141,27 @@ func chooseTool(tools json.RawMessage, choice toolChoice) (*toolCall, error) {
 	}
 	for _, t := range list {
 		name, schema, strict, ok := t.callable()
-		if ok && (choice.mode != choiceNamed || name == choice.name) {
-			return &toolCall{name: name, arguments: toolArguments(schema), strict: strict}, nil
+		if !ok || (choice.mode == choiceNamed && name != choice.name) {
+			continue
 		}
+		if schema == nil && t.Type == "custom" {
+			return &toolCall{name: name, arguments: freeformInput(name), freeform: true}, nil
+		}
+		return &toolCall{name: name, arguments: toolArguments(schema), strict: strict}, nil
 	}
 	if choice.mode == choiceNamed {
 		return nil, fmt.Errorf("tool_choice names %q, which is not among the tools", choice.name)
 	}
 	return nil, nil
+}
+
+// freeformInput is what the fake writes to a freeform tool: a patch when
+// the tool is Codex's apply_patch, whose grammar wants one, else a line.
+func freeformInput(name string) string {
+	if name == "apply_patch" {
+		return "*** Begin Patch\n*** Add File: fake.txt\n+Hello from the fake provider.\n*** End Patch\n"
+	}
+	return "input for " + name + " from the fake provider"
 }
 
 // toolArguments builds arguments that fit a tool's schema; arguments are
