@@ -29,8 +29,13 @@ func respToolsToAnthropic(tools []respTool, custom *[]string) ([]antTool, error)
 			at = antTool{Name: t.Name, Description: t.Description, InputSchema: schema}
 			if t.Strict != nil && *t.Strict {
 				// Responses' implicit strict has no Anthropic twin: only an
-				// explicit one is sent.
-				at.Strict = t.Strict
+				// explicit one is sent, with the schema lowered to what
+				// Anthropic's strict mode takes.
+				lowered, _, err := LowerSchema(schema)
+				if err != nil {
+					return nil, fmt.Errorf("responses request: tools[%d] (%s): %w", i, t.Name, err)
+				}
+				at.InputSchema, at.Strict = lowered, t.Strict
 			}
 		case "custom":
 			at = antTool{Name: t.Name, Description: customDescription(t), InputSchema: json.RawMessage(customSchema)}
@@ -101,7 +106,7 @@ func respReasoningToThinking(req *antRequest, r *respReasoning) error {
 }
 
 // respFormatToAnthropic maps text.format json_schema onto
-// output_config.format. JSON mode has no Anthropic counterpart (a schema
+// output_config.format, its schema lowered as a strict tool's is. JSON mode has no Anthropic counterpart (a schema
 // of any object would be closed to every property), so it is refused.
 func respFormatToAnthropic(cfg *antOutputConfig, t *respText) (*antOutputConfig, error) {
 	if t == nil || t.Format == nil || t.Format.Type == "text" {
@@ -110,9 +115,13 @@ func respFormatToAnthropic(cfg *antOutputConfig, t *respText) (*antOutputConfig,
 	if t.Format.Type != "json_schema" || len(t.Format.Schema) == 0 {
 		return nil, fmt.Errorf("responses request: text.format %q is not translated; use json_schema", t.Format.Type)
 	}
+	schema, _, err := LowerSchema(t.Format.Schema) // Anthropic holds every output format to its strict subset
+	if err != nil {
+		return nil, fmt.Errorf("responses request: text.format: %w", err)
+	}
 	if cfg == nil {
 		cfg = &antOutputConfig{}
 	}
-	cfg.Format = &antOutputFormat{Type: "json_schema", Schema: t.Format.Schema}
+	cfg.Format = &antOutputFormat{Type: "json_schema", Schema: schema}
 	return cfg, nil
 }
