@@ -138,10 +138,9 @@ func (s *CapSet) UnmarshalJSON(b []byte) error {
 var TranslationLosses = map[Translation]CapSet{
 	TranslateOpenAIAnthropic: Of(CapAudioInput, CapMultiChoice, CapUsageDetails),
 	TranslateAnthropicOpenAI: Of(CapStrictTools, CapPromptCaching, CapStructuredOutput, CapUsageDetails),
-	// Responses usage has every split Anthropic's has, so only what one
-	// side cannot express is lost: audio input to Claude, and cache
-	// breakpoints on Responses models (the translator cannot tell which
-	// models take them, so it sends none).
+	// Responses has a place for every split of Anthropic's usage, cache
+	// breakpoints and thinking (as reasoning items), so only audio input,
+	// which Claude does not take, is lost.
 	TranslateResponsesAnthropic: Of(CapAudioInput),
-	TranslateAnthropicResponses: Of(CapPromptCaching),
+	TranslateAnthropicResponses: 0,
 }

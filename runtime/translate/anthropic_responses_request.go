@@ -24,8 +24,12 @@ import (
 // stores nothing (store: false), and a reasoning request asks for
 // reasoning.encrypted_content, which is what the next turn replays.
 //
-// Dropped: every cache_control (prompt_caching: which Responses models take
-// explicit breakpoints is not known here), stop_sequences, top_k,
+// Cache breakpoints: a block's cache_control is its part's
+// prompt_cache_breakpoint (a marked system goes in a leading system
+// message, which can carry them); the breakpoints on tools and the
+// top-level cache_control are covered by OpenAI's caching of the prefix.
+//
+// Dropped: cache_control ttls, stop_sequences, top_k,
 // service_tier, context_management, tool_result is_error, and thinking
 // blocks minted elsewhere (a real Anthropic signature means nothing to
 // OpenAI). Refused: document and search_result blocks, file image sources
@@ -41,10 +45,10 @@ func AnthropicToResponsesRequest(dst, body []byte, o Options) (out []byte, strea
 		n := max(in.MaxTokens, minOutputTokens)
 		req.MaxOutputTokens = &n
 	}
-	if req.Instructions, err = systemText(in.System); err != nil {
+	if req.Input, err = antMessagesToItems(in.Messages); err != nil {
 		return nil, in.Stream, err
 	}
-	if req.Input, err = antMessagesToItems(in.Messages); err != nil {
+	if req.Instructions, req.Input, err = withSystem(in.System, req.Input); err != nil {
 		return nil, in.Stream, err
 	}
 	if req.Tools, err = antToolsToResponses(in.Tools); err != nil {
@@ -74,17 +78,26 @@ func AnthropicToResponsesRequest(dst, body []byte, o Options) (out []byte, strea
 // minOutputTokens is the smallest max_output_tokens Responses takes.
 const minOutputTokens = 16
 
-// systemText joins the system blocks, which must be text, into
-// instructions.
-func systemText(system antContent) (string, error) {
+// withSystem carries the system blocks, which must be text: as
+// instructions, or, when a block marks a cache breakpoint, as a leading
+// system message whose parts keep the breakpoints.
+func withSystem(system antContent, items []respItem) (string, []respItem, error) {
 	texts := make([]string, 0, len(system))
+	marked := false
 	for i, b := range system {
 		if b.Type != "text" {
-			return "", fmt.Errorf("anthropic request: system[%d]: %q blocks are not translated", i, b.Type)
+			return "", nil, fmt.Errorf("anthropic request: system[%d]: %q blocks are not translated", i, b.Type)
 		}
-		texts = append(texts, b.Text)
+		texts, marked = append(texts, b.Text), marked || b.CacheControl != nil
 	}
-	return strings.Join(texts, "\n\n"), nil
+	if !marked {
+		return strings.Join(texts, "\n\n"), items, nil
+	}
+	parts, err := blocksToInputParts(system)
+	if err != nil {
+		return "", nil, fmt.Errorf("anthropic request: system: %w", err)
+	}
+	return "", append([]respItem{{Type: "message", Role: "system", Content: parts}}, items...), nil
 }
 
 func antMessagesToItems(msgs []antMessage) ([]respItem, error) {
@@ -120,6 +133,9 @@ func appendUserItems(out []respItem, blocks antContent) ([]respItem, error) {
 		if err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
+		if n := len(parts); n > 0 && b.CacheControl != nil {
+			parts[n-1].Breakpoint = &oaiBreakpoint{}
+		}
 		output, _ := marshal(toolOutput(parts)) // strings only: cannot fail
 		out = append(out, respItem{Type: "function_call_output", CallID: b.ToolUseID, Output: output})
 	}
@@ -131,11 +147,11 @@ func appendUserItems(out []respItem, blocks antContent) ([]respItem, error) {
 }
 
 // toolOutput is a function_call_output's output: a string when the result
-// is text only, the parts otherwise.
+// is plain text, the parts otherwise.
 func toolOutput(parts respContent) any {
 	var text strings.Builder
 	for _, p := range parts {
-		if p.Type != "input_text" {
+		if p.Type != "input_text" || p.Breakpoint != nil {
 			return parts
 		}
 		text.WriteString(p.Text)
@@ -158,7 +174,7 @@ func appendAssistantItems(out []respItem, blocks antContent) ([]respItem, error)
 		switch b := &blocks[i]; b.Type {
 		case "text":
 			if b.Text != "" {
-				text = append(text, respPart{Type: "output_text", Text: b.Text, Annotations: json.RawMessage(`[]`)})
+				text = append(text, respPart{Type: "output_text", Text: b.Text, Annotations: json.RawMessage(`[]`), Breakpoint: breakpoint(b)})
 			}
 		case "tool_use":
 			flush()
@@ -190,19 +206,31 @@ func thinkingSummary(b *antBlock) *[]respPart {
 }
 
 // blocksToInputParts converts text and image blocks into Responses input
-// parts.
+// parts, a block's cache_control as its part's breakpoint.
 func blocksToInputParts(blocks antContent) (respContent, error) {
-	parts, err := antBlocksToParts(blocks)
-	if err != nil {
-		return nil, err
-	}
-	out := make(respContent, 0, len(parts))
-	for _, p := range parts {
-		if p.ImageURL != nil {
-			out = append(out, respPart{Type: "input_image", ImageURL: p.ImageURL.URL})
-			continue
+	out := make(respContent, 0, len(blocks))
+	for i := range blocks {
+		parts, err := antBlocksToParts(blocks[i : i+1])
+		if err != nil {
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
-		out = append(out, respPart{Type: "input_text", Text: p.Text})
+		for _, p := range parts {
+			part := respPart{Type: "input_text", Text: p.Text, Breakpoint: breakpoint(&blocks[i])}
+			if p.ImageURL != nil {
+				part = respPart{Type: "input_image", ImageURL: p.ImageURL.URL, Breakpoint: part.Breakpoint}
+			}
+			out = append(out, part)
+		}
 	}
 	return out, nil
+}
+
+// breakpoint is the Responses cache breakpoint for a block's
+// cache_control, nil when it has none. Anthropic's ttls (5m, 1h) have no
+// Responses twin and are left to the upstream's default.
+func breakpoint(b *antBlock) *oaiBreakpoint {
+	if b.CacheControl == nil {
+		return nil
+	}
+	return &oaiBreakpoint{}
 }
