@@ -1,5 +1,6 @@
 // Package translate converts requests, responses, errors and streams between
-// the OpenAI Chat Completions dialect and the Anthropic Messages dialect.
+// the OpenAI dialect (Chat Completions and Responses) and the Anthropic
+// Messages dialect.
 //
 // Each direction is one Pair value (pair.go), which For returns for a
 // candidate's plan.Translation: pistrad's proxy calls it for the request,
@@ -30,6 +31,12 @@
 //   - structured_output: output_config.format is removed.
 //   - usage_details: cache_creation_input_tokens is reported as 0 (writes stay
 //     inside input_tokens) and no thinking-token split is reported.
+//
+// responses→anthropic (plan.TranslateResponsesAnthropic):
+//   - audio_input: input_audio parts are removed.
+//
+// anthropic→responses (plan.TranslateAnthropicResponses) drops nothing of
+// the vocabulary.
 //
 // Outside the vocabulary, knobs with no counterpart are dropped: OpenAI seed,
 // penalties, logit_bias, logprobs, service_tier, store, verbosity,
