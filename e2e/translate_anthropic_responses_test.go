@@ -30,17 +30,17 @@ func responsesOnlyPolicy(p policy) testkit.Policy {
 	return out
 }
 
-// claudeCodeParams is a request shaped as Claude Code sends one: adaptive
-// thinking, cache_control on the system and the tools, a tool.
+// claudeCodeParams is a request shaped as Claude Code sends one, adaptive
+// thinking and a tool, without its cache_control markers: this pair loses
+// the tools' one, so the default profile would refuse it (the golden case
+// claude_code_turn translates them).
 func claudeCodeParams(msgs []anthropic.MessageParam) anthropic.MessageNewParams {
-	tool := anthropicWeatherTool()
-	tool.OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
 	return anthropic.MessageNewParams{
 		Model:     "gpt-4o-mini",
 		MaxTokens: 4096,
-		System:    []anthropic.TextBlockParam{{Text: "You are Claude Code.", CacheControl: anthropic.NewCacheControlEphemeralParam()}},
+		System:    []anthropic.TextBlockParam{{Text: "You are Claude Code."}},
 		Messages:  msgs,
-		Tools:     []anthropic.ToolUnionParam{tool},
+		Tools:     []anthropic.ToolUnionParam{anthropicWeatherTool()},
 		Thinking:  anthropic.ThinkingConfigParamUnion{OfAdaptive: &anthropic.ThinkingConfigAdaptiveParam{}},
 	}
 }

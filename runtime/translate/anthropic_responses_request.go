@@ -26,8 +26,8 @@ import (
 //
 // Cache breakpoints: a block's cache_control is its part's
 // prompt_cache_breakpoint (a marked system goes in a leading system
-// message, which can carry them); the breakpoints on tools and the
-// top-level cache_control are covered by OpenAI's caching of the prefix.
+// message, which can carry them); a top-level or tool cache_control has no
+// place on Responses and is removed (prompt_caching is declared lost).
 //
 // Dropped: cache_control ttls, stop_sequences, top_k,
 // service_tier, context_management, tool_result is_error, and thinking

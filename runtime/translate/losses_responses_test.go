@@ -69,7 +69,7 @@ func anthropicResponsesProbes() []lossProbe {
 	return []lossProbe{
 		{plan.CapStrictTools, requestProbe(AnthropicToResponsesRequest, `{"model":"m","max_tokens":5,"messages":[],`+tools+`}`, `"strict":true`)},
 		{plan.CapStructuredOutput, requestProbe(AnthropicToResponsesRequest, `{"model":"m","max_tokens":5,"messages":[],"output_config":{"format":{"type":"json_schema","schema":{"type":"object"}}}}`, "json_schema")},
-		{plan.CapPromptCaching, requestProbe(AnthropicToResponsesRequest, `{"model":"m","max_tokens":5,"cache_control":{"type":"ephemeral"},"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[],`+tools+`}`, "cache")},
+		{plan.CapPromptCaching, requestProbe(AnthropicToResponsesRequest, `{"model":"m","max_tokens":5,"cache_control":{"type":"ephemeral"},"messages":[],`+tools+`}`, "cache")},
 		{plan.CapExtendedThinking, requestProbe(AnthropicToResponsesRequest, `{"model":"m","max_tokens":5000,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[]}`, `"reasoning"`)},
 		{plan.CapUsageDetails, answerProbe(ResponsesToAnthropicResponse,
 			`{"object":"response","status":"completed","output":[],"usage":{"input_tokens":9,"input_tokens_details":{"cached_tokens":2,"cache_write_tokens":3},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":4}}}`,

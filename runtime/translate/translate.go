@@ -35,8 +35,10 @@
 // responses→anthropic (plan.TranslateResponsesAnthropic):
 //   - audio_input: input_audio parts are removed.
 //
-// anthropic→responses (plan.TranslateAnthropicResponses) drops nothing of
-// the vocabulary.
+// anthropic→responses (plan.TranslateAnthropicResponses):
+//   - prompt_caching: a block's cache_control becomes its part's
+//     prompt_cache_breakpoint, but a top-level or tool cache_control has no
+//     place on Responses and is removed.
 //
 // Outside the vocabulary, knobs with no counterpart are dropped: OpenAI seed,
 // penalties, logit_bias, logprobs, service_tier, store, verbosity,
