@@ -56,8 +56,11 @@ func BenchmarkCompileLarge(b *testing.B) {
 	b.ReportMetric(float64(f.genBytes), "gen_bytes")
 }
 
-// genBudget is the ceiling for gen/ on the large policy.
-const genBudget = 2 << 20
+// genBudget is the ceiling for gen/ on the large policy: the 2 MiB,
+// raised by a quarter when Responses requests became routable to
+// Anthropic providers whose compatible endpoint serves only chat
+// completions (a route more for half the providers).
+const genBudget = 5 << 19
 
 // TestSyntheticPolicySize checks the large policy compiles to the shape it
 // was written with, that sharing keeps distinct plans far fewer than plans,

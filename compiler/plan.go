@@ -292,8 +292,9 @@ func (p *planner) candidates(env envelope, ri int, name string, f *fate) ([]plan
 			skips = append(skips, plan.Skip{Provider: prov, Channel: -1, Model: m, Reason: reasonModelDenied})
 			continue
 		}
+		translated := -1 // the channel a translated candidate rides, once one is taken
 		for _, o := range opts {
-			if !usable(o) {
+			if !usable(o) || (o.tier == plan.TierTranslation && o.channel == translated) {
 				continue
 			}
 			c := plan.Candidate{Provider: prov, Channel: o.channel, Tier: o.tier, Model: m, Translate: o.translate,
@@ -308,6 +309,9 @@ func (p *planner) candidates(env envelope, ri int, name string, f *fate) ([]plan
 				continue
 			}
 			cands, held = append(cands, c), append(held, c)
+			if o.tier == plan.TierTranslation {
+				translated = o.channel
+			}
 		}
 	}
 	p.cands, p.skips, p.held = cands, skips, held

@@ -345,44 +345,50 @@ func buildPool(name string, p srcPool) plan.Pool {
 
 // routeOptions lists, for every route, the provider's channels able to
 // carry it: native channels of the route's dialect, then compat ones, and
-// only when the provider speaks nothing of that dialect, a translator over
-// a native channel of the other.
+// only when no channel of that dialect carries the route, a translator over
+// a native channel of the other (a compat endpoint that serves only chat
+// completions leaves Responses to the translator).
 func routeOptions(p *plan.Provider) [][]option {
 	out := make([][]option, len(plan.Routes))
 	for ri, r := range plan.Routes {
-		speaks := false
 		for _, tier := range []plan.Tier{plan.TierNative, plan.TierProviderCompat} {
 			for i, ch := range p.Channels {
-				speaks = speaks || ch.Dialect == r.Dialect()
 				if ch.Dialect == r.Dialect() && ch.Tier == tier && slices.Contains(ch.Routes, r) {
 					out[ri] = append(out[ri], option{channel: i, tier: tier, preserves: ch.Preserves, origin: ch.Origin, gate: ch.ModelGate})
 				}
 			}
 		}
-		if speaks {
+		if len(out[ri]) > 0 {
 			continue
 		}
-		pair, upstream := translationFor(r)
 		for i, ch := range p.Channels {
-			if pair != plan.TranslateNone && ch.Tier == plan.TierNative && slices.Contains(ch.Routes, upstream) {
-				out[ri] = append(out[ri], option{channel: i, tier: plan.TierTranslation, translate: pair,
-					preserves: plan.AllCaps &^ plan.TranslationLosses[pair], origin: "translation:" + string(pair), gate: ch.ModelGate})
+			for _, pair := range translationsFor(r) {
+				if ch.Tier == plan.TierNative && slices.Contains(ch.Routes, pair.Upstream(r)) {
+					out[ri] = append(out[ri], option{channel: i, tier: plan.TierTranslation, translate: pair,
+						preserves: plan.AllCaps &^ plan.TranslationLosses[pair], origin: "translation:" + string(pair), gate: ch.ModelGate})
+				}
 			}
 		}
 	}
 	return out
 }
 
-// translationFor is the wired translator for an inbound route, and the
-// upstream route it rides; only chat completions and messages translate.
-func translationFor(r plan.Route) (plan.Translation, plan.Route) {
+// translationsFor lists the wired translators of inbound route r in the
+// order a channel is tried with them; only chat completions, responses and
+// messages translate. A channel carries a request through the first of
+// them whose upstream route it serves for the model and the profile admits
+// (the planner takes one per channel): messages prefer chat completions,
+// the older pair, and ride responses when a model answers only there.
+func translationsFor(r plan.Route) []plan.Translation {
 	switch r {
 	case plan.RouteChatCompletions:
-		return plan.TranslateOpenAIAnthropic, plan.RouteMessages
+		return []plan.Translation{plan.TranslateOpenAIAnthropic}
+	case plan.RouteResponses:
+		return []plan.Translation{plan.TranslateResponsesAnthropic}
 	case plan.RouteMessages:
-		return plan.TranslateAnthropicOpenAI, plan.RouteChatCompletions
+		return []plan.Translation{plan.TranslateAnthropicOpenAI, plan.TranslateAnthropicResponses}
 	}
-	return plan.TranslateNone, ""
+	return nil
 }
 
 // declaration is the path where provider p declares the public name n.

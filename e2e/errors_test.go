@@ -112,7 +112,9 @@ func TestAnthropicErrors(t *testing.T) {
 		{"unknown model", func() error { return send(bearer, "claude-nonexistent") }, 404, "model_not_found", "not_found_error"},
 		{"model outside the profile", func() error { return send(e.anthropicXAPIKeyClient(keyLimited), "claude-sonnet-4-5") },
 			403, "model_not_allowed", "permission_error"},
-		{"every candidate ruled out", func() error { return send(e.anthropicClient(keyMetered), "gpt-4o-mini") },
+		// dead-model's one channel serves chat completions only, whose
+		// translator collapses the usage splits the metered profile requires.
+		{"every candidate ruled out", func() error { return send(e.anthropicClient(keyMetered), "dead-model") },
 			403, "no_candidate", "permission_error"},
 		{"malformed JSON", raw("application/json", `{"model":"smart",`), 400, "invalid_json", "invalid_request_error"},
 		{"missing model", raw("application/json", `{"max_tokens":1}`), 400, "missing_model", "invalid_request_error"},

@@ -312,6 +312,8 @@ func TestCatalogReport(t *testing.T) {
 		// they keep, on the translator's claim.
 		"native-openai native anthropic translation audio_input+multi_choice translation:anthropic_openai  " +
 			translate.Claim(plan.TranslateAnthropicOpenAI) + " -",
+		"native-openai native anthropic translation strict_tools+structured_output+extended_thinking+usage_details+audio_input+multi_choice translation:anthropic_responses  " +
+			translate.Claim(plan.TranslateAnthropicResponses) + " -",
 		"relay openai-compat openai provider_compat strict_tools+structured_output " + relayOrigin + " 2026-10-01 " + relaySource + " dated",
 		"claude-compat compat anthropic provider_compat prompt_caching " + claudeOrigin + " 2026-09-15 " + claudeSource + " dated",
 	}

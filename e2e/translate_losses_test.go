@@ -40,7 +40,34 @@ var (
 		{plan.CapExtendedThinking, `{"model":"m","max_tokens":5000,"messages":[{"role":"user","content":"hi"}],"thinking":{"type":"enabled","budget_tokens":2048}}`},
 		{plan.CapExtendedThinking, `{"model":"m","max_tokens":5000,"messages":[{"role":"user","content":"hi"}],"thinking":{"type":"adaptive"}}`},
 	}
+	// responsesProbes leave out json_object, which the translator refuses
+	// rather than drops.
+	responsesProbes = []capProbe{
+		{plan.CapStrictTools, `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","strict":true,"parameters":{"type":"object","properties":{},"additionalProperties":false}}]}`},
+		{plan.CapStructuredOutput, `{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object"}}}}`},
+		{plan.CapPromptCaching, `{"model":"m","input":"hi","prompt_cache_key":"k"}`},
+		{plan.CapPromptCaching, `{"model":"m","input":"hi","prompt_cache_retention":"24h"}`},
+		{plan.CapPromptCaching, `{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi","prompt_cache_breakpoint":{}}]}]}`},
+		{plan.CapExtendedThinking, `{"model":"m","input":"hi","reasoning":{"effort":"high"}}`},
+		{plan.CapAudioInput, `{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"hi"},{"type":"input_audio","input_audio":{"data":"QUFB","format":"wav"}}]}]}`},
+	}
 )
+
+// pairProbes is what droppedBy sends through a pair, and how.
+func pairProbes(pair plan.Translation) (plan.Route, []capProbe, func(dst, body []byte, o translate.Options) ([]byte, bool, error)) {
+	switch pair {
+	case plan.TranslateAnthropicOpenAI:
+		return plan.RouteMessages, messagesProbes, translate.AnthropicToOpenAIRequest
+	case plan.TranslateAnthropicResponses:
+		return plan.RouteMessages, messagesProbes, translate.AnthropicToResponsesRequest
+	case plan.TranslateResponsesAnthropic:
+		return plan.RouteResponses, responsesProbes, func(dst, body []byte, o translate.Options) ([]byte, bool, error) {
+			var custom []string
+			return translate.ResponsesToAnthropicRequest(dst, body, o, &custom)
+		}
+	}
+	return plan.RouteChatCompletions, chatProbes, translate.OpenAIToAnthropicRequest
+}
 
 // droppedBy measures what a pair loses with the same readers the gateway
 // decides with: a capability is lost when the client's request uses it and
@@ -48,10 +75,7 @@ var (
 // is measured on a response with cache-write and reasoning counts.
 func droppedBy(t *testing.T, pair plan.Translation) plan.CapSet {
 	t.Helper()
-	inbound, probes, request := plan.RouteChatCompletions, chatProbes, translate.OpenAIToAnthropicRequest
-	if pair == plan.TranslateAnthropicOpenAI {
-		inbound, probes, request = plan.RouteMessages, messagesProbes, translate.AnthropicToOpenAIRequest
-	}
+	inbound, probes, request := pairProbes(pair)
 	var lost plan.CapSet
 	for _, p := range probes {
 		if used := caps.Read(inbound, []byte(p.body)); used != plan.Of(p.cap) {
@@ -102,6 +126,34 @@ func thinkingComesBack(t *testing.T) bool {
 // reasoning tokens and reports whether the client's usage still says so.
 func usageSplitsSurvive(t *testing.T, pair plan.Translation) bool {
 	t.Helper()
+	switch pair {
+	case plan.TranslateResponsesAnthropic:
+		out, _, err := translate.AnthropicToResponsesResponse([]byte(`{"id":"msg_1","type":"message","content":[],"stop_reason":"end_turn",`+
+			`"usage":{"input_tokens":10,"cache_creation_input_tokens":3,"output_tokens":9,"output_tokens_details":{"thinking_tokens":4}}}`), "m",
+			func(string) bool { return false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Usage struct {
+				Input struct {
+					CacheWrite int `json:"cache_write_tokens"`
+				} `json:"input_tokens_details"`
+				Output struct {
+					Reasoning int `json:"reasoning_tokens"`
+				} `json:"output_tokens_details"`
+			}
+		}
+		mustDecode(t, out, &got)
+		return got.Usage.Input.CacheWrite == 3 && got.Usage.Output.Reasoning == 4
+	case plan.TranslateAnthropicResponses:
+		out, _, err := translate.ResponsesToAnthropicResponse([]byte(`{"id":"resp_1","object":"response","status":"completed","output":[],`+
+			`"usage":{"input_tokens":13,"output_tokens":9,"input_tokens_details":{"cache_write_tokens":3},"output_tokens_details":{"reasoning_tokens":4}}}`), "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return anthropicSplits(t, out)
+	}
 	if pair == plan.TranslateOpenAIAnthropic {
 		out, _, err := translate.AnthropicToOpenAIResponse([]byte(`{"id":"msg_1","type":"message","content":[],"stop_reason":"end_turn",`+
 			`"usage":{"input_tokens":10,"cache_creation_input_tokens":3,"output_tokens":9,"output_tokens_details":{"thinking_tokens":4}}}`), "m")
@@ -126,6 +178,13 @@ func usageSplitsSurvive(t *testing.T, pair plan.Translation) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return anthropicSplits(t, out)
+}
+
+// anthropicSplits reports whether an Anthropic answer says 3 cache-written
+// and 4 thinking tokens.
+func anthropicSplits(t *testing.T, out []byte) bool {
+	t.Helper()
 	var got struct {
 		Usage struct {
 			CacheWrite int `json:"cache_creation_input_tokens"`
@@ -165,8 +224,8 @@ func TestTranslatedCandidatesDeclareWhatTheTranslatorDrops(t *testing.T) {
 			}
 		}
 	}
-	if len(dropped) != 2 {
-		t.Fatalf("the test policy plans translated candidates for %v, want both pairs", dropped)
+	if len(dropped) != len(plan.Translations) {
+		t.Fatalf("the test policy plans translated candidates for %v, want every pair", dropped)
 	}
 }
 

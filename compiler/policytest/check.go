@@ -26,7 +26,7 @@ type vocab struct {
 
 func newVocab(g *plan.Graph) *vocab {
 	v := &vocab{g: g, routes: plan.Names(plan.Routes), caps: plan.CapNames(), codes: plan.Names(dialect.Codes),
-		pairs: plan.Names([]plan.Translation{plan.TranslateOpenAIAnthropic, plan.TranslateAnthropicOpenAI})}
+		pairs: plan.Names(plan.Translations)}
 	for _, k := range g.Keys {
 		v.keys = append(v.keys, k.Name)
 	}

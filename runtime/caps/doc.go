@@ -98,7 +98,7 @@ func Reference(width int) []string {
 // translationsDropping says which translation pairs lose c, "" for none.
 func translationsDropping(c plan.Cap) string {
 	var pairs []string
-	for _, t := range []plan.Translation{plan.TranslateOpenAIAnthropic, plan.TranslateAnthropicOpenAI} {
+	for _, t := range plan.Translations {
 		if plan.TranslationLosses[t].Has(c) {
 			pairs = append(pairs, string(t))
 		}

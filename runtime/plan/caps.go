@@ -141,4 +141,10 @@ func (s *CapSet) UnmarshalJSON(b []byte) error {
 var TranslationLosses = map[Translation]CapSet{
 	TranslateOpenAIAnthropic: Of(CapAudioInput, CapMultiChoice, CapUsageDetails),
 	TranslateAnthropicOpenAI: Of(CapStrictTools, CapPromptCaching, CapStructuredOutput, CapExtendedThinking, CapUsageDetails),
+	// Responses has a place for every split of Anthropic's usage and for
+	// thinking (as reasoning items): responses→anthropic loses only audio
+	// input, which Claude does not take; anthropic→responses carries block
+	// cache breakpoints but not a top-level or tool cache_control.
+	TranslateResponsesAnthropic: Of(CapAudioInput),
+	TranslateAnthropicResponses: Of(CapPromptCaching),
 }

@@ -162,16 +162,26 @@ const (
 	TranslateNone            Translation = ""
 	TranslateOpenAIAnthropic Translation = "openai_anthropic"
 	TranslateAnthropicOpenAI Translation = "anthropic_openai"
+	// TranslateResponsesAnthropic serves OpenAI Responses clients from
+	// Anthropic Messages; TranslateAnthropicResponses serves Anthropic
+	// clients from a channel that offers a model only on Responses.
+	TranslateResponsesAnthropic Translation = "responses_anthropic"
+	TranslateAnthropicResponses Translation = "anthropic_responses"
 )
 
+// Translations lists every wired pair.
+var Translations = []Translation{TranslateOpenAIAnthropic, TranslateAnthropicOpenAI, TranslateResponsesAnthropic, TranslateAnthropicResponses}
+
 // Inbound is the client route a translation pair serves: chat completions
-// for OpenAI clients, messages for Anthropic ones. TranslateNone serves
-// none.
+// or responses for OpenAI clients, messages for Anthropic ones.
+// TranslateNone serves none.
 func (t Translation) Inbound() Route {
 	switch t {
 	case TranslateOpenAIAnthropic:
 		return RouteChatCompletions
-	case TranslateAnthropicOpenAI:
+	case TranslateResponsesAnthropic:
+		return RouteResponses
+	case TranslateAnthropicOpenAI, TranslateAnthropicResponses:
 		return RouteMessages
 	}
 	return ""
@@ -181,10 +191,12 @@ func (t Translation) Inbound() Route {
 // for a request that arrived on inbound.
 func (t Translation) Upstream(inbound Route) Route {
 	switch t {
-	case TranslateOpenAIAnthropic:
+	case TranslateOpenAIAnthropic, TranslateResponsesAnthropic:
 		return RouteMessages
 	case TranslateAnthropicOpenAI:
 		return RouteChatCompletions
+	case TranslateAnthropicResponses:
+		return RouteResponses
 	}
 	return inbound
 }

@@ -125,6 +125,18 @@ func BenchmarkTranslatedStream(b *testing.B) {
 		ant("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}`),
 		ant("message_stop", `{"type":"message_stop"}`),
 	}
+	respHead := []string{
+		ant("response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-x","output":[],"usage":null}}`),
+		ant("response.output_item.added", `{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[]}}`),
+		ant("response.content_part.added", `{"type":"response.content_part.added","sequence_number":2,"item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}`),
+	}
+	respMid := ant("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_1","output_index":0,"content_index":0,"delta":" word","logprobs":[]}`)
+	respTail := []string{
+		ant("response.content_part.done", `{"type":"response.content_part.done","sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}`),
+		ant("response.output_item.done", `{"type":"response.output_item.done","sequence_number":5,"output_index":0,"item":{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[]}}`),
+		ant("response.completed", `{"type":"response.completed","sequence_number":6,"response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-x","output":[],"usage":{"input_tokens":9,"output_tokens":3,"total_tokens":12}}}`),
+	}
+	respClient := []byte(`{"model":"fast","stream":true,"max_output_tokens":256,"input":"hi"}`)
 	oaiClient := []byte(`{"model":"fast","stream":true,"stream_options":{"include_usage":true},"max_tokens":256,"messages":[{"role":"user","content":"hi"}]}`)
 	antClient := []byte(`{"model":"fast","stream":true,"max_tokens":256,"messages":[{"role":"user","content":"hi"}]}`)
 	for _, n := range []int{10, 1000} {
@@ -135,6 +147,10 @@ func BenchmarkTranslatedStream(b *testing.B) {
 				reply: stream(antHead, antMid, antTail, n)},
 			{name: "anthropic_openai", route: plan.RouteMessages, cand: toOAI, client: antClient,
 				reply: stream(oaiHead, oaiMid, oaiTail, n)},
+			{name: "responses_anthropic", route: plan.RouteResponses, cand: toAntResp, client: respClient,
+				reply: stream(antHead, antMid, antTail, n)},
+			{name: "anthropic_responses", route: plan.RouteMessages, cand: toOAIResp, client: antClient,
+				reply: stream(respHead, respMid, respTail, n)},
 		}
 		for i := range cases {
 			b.Run(fmt.Sprintf("%s/chunks=%d", cases[i].name, n), func(b *testing.B) { cases[i].run(b, n) })

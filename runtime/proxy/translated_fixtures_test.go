@@ -44,12 +44,16 @@ func translationProviders() []plan.Provider {
 			Failover: plan.Failover{To: []int{0}, On: []plan.FailureClass{plan.Failure5xx}}, StreamUsage: true},
 		{Name: "oai-strict", BaseURL: "http://oai-strict.test/v1", Pool: -1,
 			Channels: chans(plan.DialectOpenAI, plan.RouteChatCompletions), Models: []plan.Model{{Name: "gpt-x"}}},
+		{Name: "oai-resp", BaseURL: "http://oai-resp.test/v1", Pool: -1, CredentialEnv: "OAI", Auth: "bearer", Retry: retry,
+			Channels: chans(plan.DialectOpenAI, plan.RouteResponses), Models: []plan.Model{{Name: "gpt-x"}}},
 	}
 }
 
 var (
 	toAnt       = plan.Candidate{Provider: 0, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateOpenAIAnthropic, Origin: "translation:openai_anthropic", Primary: true}
 	toAnt26     = plan.Candidate{Provider: 1, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateOpenAIAnthropic, Origin: "translation:openai_anthropic", Primary: true}
+	toAntResp   = plan.Candidate{Provider: 0, Tier: plan.TierTranslation, Model: "claude-x", Translate: plan.TranslateResponsesAnthropic, Origin: "translation:responses_anthropic", Primary: true}
+	toOAIResp   = plan.Candidate{Provider: 4, Tier: plan.TierTranslation, Model: "gpt-x", Translate: plan.TranslateAnthropicResponses, Origin: "translation:anthropic_responses", Primary: true}
 	toOAI       = plan.Candidate{Provider: 2, Tier: plan.TierTranslation, Model: "gpt-x", Translate: plan.TranslateAnthropicOpenAI, Origin: "translation:anthropic_openai", Primary: true}
 	toOAIStrict = plan.Candidate{Provider: 3, Tier: plan.TierTranslation, Model: "gpt-x", Translate: plan.TranslateAnthropicOpenAI, Origin: "translation:anthropic_openai", Primary: true}
 	oaiSame     = plan.Candidate{Provider: 2, Tier: plan.TierNative, Model: "gpt-x", Origin: "native", Primary: true}

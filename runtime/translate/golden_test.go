@@ -54,7 +54,34 @@ var pairs = []pair{
 		},
 		upstreamModel: "gpt-4o-2024-08-06", validFrames: validAnthropicFrames,
 	},
+	{
+		name: "responses_anthropic",
+		request: func(dst, body []byte, o Options) ([]byte, bool, error) {
+			var custom []string
+			return ResponsesToAnthropicRequest(dst, body, o, &custom)
+		},
+		response: func(body []byte, model string) ([]byte, meter.Usage, error) {
+			return AnthropicToResponsesResponse(body, model, goldenCustom)
+		},
+		error: AnthropicErrorToResponses,
+		stream: func(w io.Writer, model string, _ bool) Stream {
+			return NewAnthropicToResponsesStream(w, model, goldenCustom)
+		},
+		upstreamModel: "claude-sonnet-4-5-20250929", validFrames: validResponsesFrames,
+	},
+	{
+		name: "anthropic_responses", request: AnthropicToResponsesRequest, response: ResponsesToAnthropicResponse,
+		error: OpenAIErrorToAnthropic,
+		stream: func(w io.Writer, model string, _ bool) Stream {
+			return NewResponsesToAnthropicStream(w, model)
+		},
+		upstreamModel: "gpt-5-mini", validFrames: validAnthropicFrames,
+	},
 }
+
+// goldenCustom is the client's custom tools in the responses_anthropic
+// goldens: Codex's apply_patch.
+func goldenCustom(name string) bool { return name == "apply_patch" }
 
 // caseOptions is a case's optional options.json.
 type caseOptions struct {

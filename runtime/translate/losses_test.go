@@ -20,8 +20,10 @@ type lossProbe struct {
 // so a translator that drops more (or less) would make it lie.
 func TestLossesMatchCatalog(t *testing.T) {
 	for pair, probes := range map[plan.Translation][]lossProbe{
-		plan.TranslateOpenAIAnthropic: openAIAnthropicProbes(),
-		plan.TranslateAnthropicOpenAI: anthropicOpenAIProbes(),
+		plan.TranslateOpenAIAnthropic:    openAIAnthropicProbes(),
+		plan.TranslateAnthropicOpenAI:    anthropicOpenAIProbes(),
+		plan.TranslateResponsesAnthropic: responsesAnthropicProbes(),
+		plan.TranslateAnthropicResponses: anthropicResponsesProbes(),
 	} {
 		var lost plan.CapSet
 		for _, p := range probes {

@@ -96,6 +96,12 @@ func finishReason(stop string) string {
 // type is kept as the code; 529 (overloaded), which OpenAI clients do not
 // know, becomes 503.
 func AnthropicErrorToOpenAI(status int, body []byte) (int, []byte) {
+	return anthropicErrorToOpenAI(status, body, func(antType, _ string) string { return antType })
+}
+
+// anthropicErrorToOpenAI is AnthropicErrorToOpenAI with the OpenAI code
+// named by code from the upstream's error type and message.
+func anthropicErrorToOpenAI(status int, body []byte, code func(antType, message string) string) (int, []byte) {
 	var in antError
 	if json.Unmarshal(body, &in) != nil || in.Error.Message == "" {
 		in.Error.Message = fallbackMessage(status, body)
@@ -104,7 +110,7 @@ func AnthropicErrorToOpenAI(status int, body []byte) (int, []byte) {
 	if status == anthropic.StatusOverloaded {
 		status = 503
 	}
-	return status, openAIErrorBody(in.Error.Message, typ, in.Error.Type)
+	return status, openAIErrorBody(in.Error.Message, typ, code(in.Error.Type, in.Error.Message))
 }
 
 // openAIErrorBody renders an error in OpenAI's envelope: antType picks the

@@ -27,11 +27,14 @@ type antEvent struct {
 		Type json.RawMessage `json:"type"`
 		ID   json.RawMessage `json:"id"`
 		Name json.RawMessage `json:"name"`
+		Data json.RawMessage `json:"data"` // redacted_thinking
 	} `json:"content_block"`
 	Delta struct {
 		Type        json.RawMessage `json:"type"`
 		Text        json.RawMessage `json:"text"`
 		PartialJSON json.RawMessage `json:"partial_json"`
+		Thinking    json.RawMessage `json:"thinking"`
+		Signature   json.RawMessage `json:"signature"`
 		StopReason  json.RawMessage `json:"stop_reason"`
 	} `json:"delta"`
 	Usage json.RawMessage `json:"usage"`
@@ -43,7 +46,8 @@ type antEvent struct {
 func (e *antEvent) reset() {
 	for _, raw := range [...]*json.RawMessage{
 		&e.Type, &e.Message.ID, &e.ContentBlock.Type, &e.ContentBlock.ID, &e.ContentBlock.Name,
-		&e.Delta.Type, &e.Delta.Text, &e.Delta.PartialJSON, &e.Delta.StopReason,
+		&e.ContentBlock.Data, &e.Delta.Type, &e.Delta.Text, &e.Delta.PartialJSON, &e.Delta.StopReason,
+		&e.Delta.Thinking, &e.Delta.Signature,
 		&e.Message.Usage, &e.Usage,
 	} {
 		*raw = (*raw)[:0]

@@ -10,8 +10,9 @@ import (
 
 // Pair is one translation direction, client dialect to upstream dialect:
 // everything the proxy needs to serve a client through an upstream of the
-// other dialect, so the proxy itself never asks which pair it holds. The
-// values are stateless; For returns them.
+// other dialect, so the proxy itself never asks which pair it holds. For
+// returns a value per request: most are stateless, and one that must carry
+// something from a request to its answer keeps it from Request on.
 type Pair interface {
 	// Options is what the request translator needs for target, a request
 	// whose client sent header.
@@ -51,7 +52,7 @@ type Target struct {
 	StreamUsage bool
 }
 
-// For returns the pair that serves translation t, or nil when t is none
+// For returns the pair that serves translation t for one request, or nil when t is none
 // (or a pair this build does not know, which the bundle check refuses).
 func For(t plan.Translation) Pair {
 	switch t {
@@ -59,6 +60,10 @@ func For(t plan.Translation) Pair {
 		return openAIAnthropic{}
 	case plan.TranslateAnthropicOpenAI:
 		return anthropicOpenAI{}
+	case plan.TranslateResponsesAnthropic:
+		return new(responsesAnthropic)
+	case plan.TranslateAnthropicResponses:
+		return anthropicResponses{}
 	}
 	return nil
 }

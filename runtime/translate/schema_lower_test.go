@@ -127,3 +127,34 @@ func TestOpenAIToAnthropicLowersStrictSchemas(t *testing.T) {
 		t.Errorf("anthropic_openai lowers nothing, RequestLosses says %v", got)
 	}
 }
+
+// TestResponsesToAnthropicDeclaresLoweredSchemasLost: the Responses pair
+// lowers a strict function tool's schema and text.format's, so a request
+// whose schema needed it loses strict_tools or structured_output, as on
+// the chat pair; a tool without strict is sent whole and loses nothing.
+func TestResponsesToAnthropicDeclaresLoweredSchemasLost(t *testing.T) {
+	bounded := `{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`
+	portable := `{"type":"object","properties":{"u":{"type":"string","enum":["c","f"]}},"required":["u"],"additionalProperties":false}`
+	body := func(strict, schema, format string) string {
+		return `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","strict":` + strict + `,"parameters":` + schema + `}],` +
+			`"text":{"format":{"type":"json_schema","name":"x","strict":true,"schema":` + format + `}}}`
+	}
+	used := plan.Of(plan.CapStrictTools, plan.CapStructuredOutput)
+	for _, c := range []struct {
+		strict, schema, format string
+		want                   plan.CapSet
+	}{
+		{"true", bounded, bounded, used},
+		{"true", bounded, portable, plan.Of(plan.CapStrictTools)},
+		{"false", bounded, portable, 0},
+		{"true", portable, bounded, plan.Of(plan.CapStructuredOutput)},
+		{"true", portable, portable, 0},
+	} {
+		if got := RequestLosses(plan.TranslateResponsesAnthropic, []byte(body(c.strict, c.schema, c.format)), used); got != c.want {
+			t.Errorf("strict %s, tool %s, format %s: RequestLosses %v, want %v", c.strict, c.schema, c.format, got, c.want)
+		}
+	}
+	if got := RequestLosses(plan.TranslateAnthropicResponses, []byte(body("true", bounded, bounded)), used); got != 0 {
+		t.Errorf("anthropic_responses lowers nothing, RequestLosses says %v", got)
+	}
+}

@@ -1,5 +1,6 @@
 // Package translate converts requests, responses, errors and streams between
-// the OpenAI Chat Completions dialect and the Anthropic Messages dialect.
+// the OpenAI dialect (Chat Completions and Responses) and the Anthropic
+// Messages dialect.
 //
 // Each direction is one Pair value (pair.go), which For returns for a
 // candidate's plan.Translation: pistrad's proxy calls it for the request,
@@ -32,6 +33,14 @@
 //     Completions returns no thinking, so the answer has no thinking block.
 //   - usage_details: cache_creation_input_tokens is reported as 0 (writes stay
 //     inside input_tokens) and no thinking-token split is reported.
+//
+// responses→anthropic (plan.TranslateResponsesAnthropic):
+//   - audio_input: input_audio parts are removed.
+//
+// anthropic→responses (plan.TranslateAnthropicResponses):
+//   - prompt_caching: a block's cache_control becomes its part's
+//     prompt_cache_breakpoint, but a top-level or tool cache_control has no
+//     place on Responses and is removed.
 //
 // Outside the vocabulary, knobs with no counterpart are dropped: OpenAI seed,
 // penalties, logit_bias, logprobs, service_tier, store, verbosity,
@@ -109,6 +118,8 @@ var ErrUpstreamEvent = errors.New("translate: malformed upstream stream event")
 var (
 	_ Stream    = (*anthropicToOpenAIStream)(nil)
 	_ Stream    = (*openAIToAnthropicStream)(nil)
+	_ Stream    = (*anthropicToResponsesStream)(nil)
+	_ Stream    = (*responsesToAnthropicStream)(nil)
 	_ io.Writer = Stream(nil)
 )
 

@@ -52,6 +52,11 @@ type antBlock struct {
 	ToolUseID    string           `json:"tool_use_id,omitempty"`
 	Content      antContent       `json:"content,omitempty"`
 	CacheControl *antCacheControl `json:"cache_control,omitempty"`
+	// Thinking is a pointer because a thinking block whose text was
+	// omitted still carries "thinking":"".
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"`
+	Data      string  `json:"data,omitempty"` // redacted_thinking
 }
 
 type antSource struct {
