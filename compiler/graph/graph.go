@@ -68,15 +68,15 @@ type profileView struct {
 type settingView struct{ Name, Text, At string }
 
 type planView struct {
-	ID         string
-	Mark       string
-	Summary    string
-	Refs       []refView
-	SVG        template.HTML
-	Candidates []itemView
-	Skips      []itemView
-	Gone       []string // items the base had and this plan has not
-	Changes    []string // Diff's lines for the plan's (route, name)s
+	ID, Profile string
+	Mark        string
+	Summary     string
+	Refs        []refView
+	SVG         template.HTML
+	Candidates  []itemView
+	Skips       []itemView
+	Gone        []string // items the base had and this plan has not
+	Changes     []string // Diff's lines for the plan's (route, name)s
 }
 
 type refView struct{ Text, Mark string }
@@ -158,7 +158,7 @@ func profileOf(g *plan.Graph, i int, pos explain.Positions) profileView {
 }
 
 func planOf(g *plan.Graph, v *explain.PlanView, n int, deltas map[explain.PlanRef]explain.PlanDelta) planView {
-	pv := planView{ID: "p-" + v.Profile + "-" + strconv.Itoa(n)}
+	pv := planView{ID: "p-" + v.Profile + "-" + strconv.Itoa(n), Profile: v.Profile}
 	itemMarks := map[string]string{}
 	seen := map[string]bool{}
 	changed := false

@@ -41,7 +41,7 @@ svg marker path{fill:#6b7590}svg .provider rect{fill:#f3f4f8;stroke:#99a}
 <table class="profile"><tr><th>allowed_models</th><td>{{.AllowedModels}}</td></tr><tr><th>require_caps</th><td>{{.RequireCaps}}</td></tr><tr><th>pool_subset</th><td>{{.PoolSubset}}</td></tr><tr><th>on_fidelity_loss</th><td>{{.LossAction}}</td></tr></table>
 {{if .Budgets}}<h3>Budgets</h3><table class="budgets">{{range .Budgets}}<tr><th>{{.Name}}</th><td>{{.Text}}</td><td class="at">{{.At}}</td></tr>{{end}}</table>{{end}}
 {{if .Rules}}<h3>Access rules</h3><table class="rules">{{range .Rules}}<tr><th>{{.Name}}</th><td>{{.Text}}</td><td class="at">{{.At}}</td></tr>{{end}}</table>{{end}}
-{{range .Plans}}<section class="plan{{if .Mark}} {{.Mark}}{{end}}" id="{{.ID}}">
+{{range .Plans}}<section class="plan{{if .Mark}} {{.Mark}}{{end}}" id="{{.ID}}" data-profile="{{.Profile}}">
 <ul class="refs">{{range .Refs}}<li{{if .Mark}} class="{{.Mark}}"{{end}}>{{.Text}}</li>{{end}}</ul>
 <p class="summary">{{.Summary}}</p>
 {{.SVG}}
