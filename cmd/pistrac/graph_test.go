@@ -60,6 +60,20 @@ func TestGraphPage(t *testing.T) {
 	}
 	skips := 0
 	for _, prof := range g.Profiles {
+		var budgets []string
+		for _, b := range page.Budgets[prof.Name] {
+			budgets = append(budgets, b.Name)
+			if !policyPos.MatchString(b.At) {
+				t.Errorf("profile %s: budget %s placed at %q", prof.Name, b.Name, b.At)
+			}
+		}
+		var want []string
+		for _, b := range prof.Budgets {
+			want = append(want, g.Budgets[b].Name)
+		}
+		if !slices.Equal(budgets, want) {
+			t.Errorf("profile %s: budgets %v, want %v", prof.Name, budgets, want)
+		}
 		for _, e := range g.Tables[prof.Table].Entries {
 			pp := planOn(t, page, prof.Name, string(e.Route)+" "+e.Model)
 			checkPlan(t, g, &g.Plans[e.Plan], pp, prof.Name+" "+string(e.Route)+" "+e.Model)

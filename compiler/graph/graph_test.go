@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/pistra/pistra/compiler"
@@ -47,7 +48,10 @@ func largePolicy(n int) testkit.Policy {
 			Failover: &testkit.Failover{To: []string{fmt.Sprintf("p%02d", (i+1)%n), fmt.Sprintf("p%02d", (i+2)%n)}, On: []string{"5xx", "timeout"}},
 		}
 	}
-	p.Profiles["half"] = testkit.Profile{AllowedModels: append(half, "shared")}
+	p.Profiles["half"] = testkit.Profile{AllowedModels: append(half, "shared"), Budgets: []string{"half-daily"},
+		AccessRules: []testkit.Rule{{Name: "no-p01", When: `provider == "p01"`, Code: "p01_excluded"}}}
+	p.AccessRules = []testkit.Rule{{Name: "no-p02-shared", When: `provider == "p02" && upstream_model == "shared"`, Code: "p02_shared_excluded"}}
+	p.Budgets = []testkit.Budget{{Name: "half-daily", Limit: 1000000, Window: "day", Cost: testkit.Cost{Type: "TotalToken"}}}
 	return p
 }
 
@@ -106,6 +110,26 @@ func TestLargePolicy(t *testing.T) {
 	}
 	if refs != entries || cands != wantCands || skips != wantSkips || skips == 0 {
 		t.Errorf("page shows %d names, %d candidates, %d skips; the graph has %d, %d, %d", refs, cands, skips, entries, wantCands, wantSkips)
+	}
+	wantRules := []string{"no-p02-shared", "no-p01"}
+	for _, prof := range g.Profiles {
+		var rules []string
+		for _, r := range page.Rules[prof.Name] {
+			rules = append(rules, r.Name)
+		}
+		if want := wantRules[:1]; prof.Name != "half" && !slices.Equal(rules, want) {
+			t.Errorf("profile %s: rules %v, want %v", prof.Name, rules, want)
+		}
+	}
+	if b := page.Budgets["half"]; len(b) != 1 || b[0].Name != "half-daily" {
+		t.Errorf("profile half: budgets %v, want half-daily", b)
+	}
+	var halfRules []string
+	for _, r := range page.Rules["half"] {
+		halfRules = append(halfRules, r.Name)
+	}
+	if !slices.Equal(halfRules, wantRules) {
+		t.Errorf("profile half: rules %v, want %v (deployment first)", halfRules, wantRules)
 	}
 	const limit = 4 << 20
 	if a.Len() > limit {

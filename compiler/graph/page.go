@@ -37,7 +37,8 @@ svg marker path{fill:#6b7590}svg .provider rect{fill:#f3f4f8;stroke:#99a}
 {{if .RemovedRefs}}<ul class="gone">{{range .RemovedRefs}}<li class="removed">{{.}}</li>{{end}}</ul>{{end}}{{end}}
 <h2>Providers and failover</h2>
 {{.Failover}}
-{{range .Profiles}}<h2 id="profile-{{.Name}}">Profile {{.Name}}</h2>
+{{range .Profiles}}<div class="profile" data-profile="{{.Name}}">
+<h2 id="profile-{{.Name}}">Profile {{.Name}}</h2>
 <table class="profile"><tr><th>allowed_models</th><td>{{.AllowedModels}}</td></tr><tr><th>require_caps</th><td>{{.RequireCaps}}</td></tr><tr><th>pool_subset</th><td>{{.PoolSubset}}</td></tr><tr><th>on_fidelity_loss</th><td>{{.LossAction}}</td></tr></table>
 {{if .Budgets}}<h3>Budgets</h3><table class="budgets">{{range .Budgets}}<tr><th>{{.Name}}</th><td>{{.Text}}</td><td class="at">{{.At}}</td></tr>{{end}}</table>{{end}}
 {{if .Rules}}<h3>Access rules</h3><table class="rules">{{range .Rules}}<tr><th>{{.Name}}</th><td>{{.Text}}</td><td class="at">{{.At}}</td></tr>{{end}}</table>{{end}}
@@ -50,6 +51,7 @@ svg marker path{fill:#6b7590}svg .provider rect{fill:#f3f4f8;stroke:#99a}
 {{if .Gone}}<ul class="gone">{{range .Gone}}<li class="removed">{{.}}</li>{{end}}</ul>{{end}}
 {{if .Changes}}<ul class="changes">{{range .Changes}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 </section>
-{{end}}{{end}}</body>
+{{end}}</div>
+{{end}}</body>
 </html>
 `))

@@ -22,6 +22,9 @@ type GraphPage struct {
 	Providers     []string
 	FailoverEdges []string
 	Plans         []PagePlan
+	// Budgets and Rules list, per profile, the budgets and access rules
+	// that apply to it: Name, and At where the policy declares them.
+	Budgets, Rules map[string][]PageItem
 	// SVGs counts the inline pictures.
 	SVGs int
 }
@@ -137,10 +140,26 @@ func ReadGraphPage(b []byte) (GraphPage, error) {
 			}
 		}
 	}
+	p.Budgets, p.Rules = map[string][]PageItem{}, map[string][]PageItem{}
+	for _, d := range root.allNamed("div", "profile") {
+		name := d.attrs["data-profile"]
+		p.Budgets[name], p.Rules[name] = settingRows(d, "budgets"), settingRows(d, "rules")
+	}
 	for _, s := range root.allNamed("section", "plan") {
 		p.Plans = append(p.Plans, readPlan(s))
 	}
 	return p, nil
+}
+
+// settingRows reads a profile's table of budgets or rules.
+func settingRows(d *node, class string) []PageItem {
+	var out []PageItem
+	for _, t := range d.allNamed("table", class) {
+		for _, tr := range t.allNamed("tr", "") {
+			out = append(out, PageItem{Name: tr.allNamed("th", "")[0].texts(), At: tr.allNamed("td", "at")[0].texts()})
+		}
+	}
+	return out
 }
 
 func readPlan(s *node) PagePlan {
