@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/pistra/pistra/compiler"
-	"github.com/pistra/pistra/compiler/explain"
 	"github.com/pistra/pistra/compiler/graph"
 )
 
@@ -59,5 +58,3 @@ func (c *cli) writeStatus(err error) int {
 	}
 	return exitOK
 }
-
-var _ explain.Positions = positions{}

@@ -111,6 +111,28 @@ func TestLargePolicy(t *testing.T) {
 	if refs != entries || cands != wantCands || skips != wantSkips || skips == 0 {
 		t.Errorf("page shows %d names, %d candidates, %d skips; the graph has %d, %d, %d", refs, cands, skips, entries, wantCands, wantSkips)
 	}
+	checkSettings(t, g, page)
+	const limit = 4 << 20
+	if a.Len() > limit {
+		t.Errorf("the page of %d providers is %d bytes, over %d", providers, a.Len(), limit)
+	}
+	t.Logf("%d providers, %d plan sections, %d names: %d bytes", providers, len(page.Plans), refs, a.Len())
+	var again bytes.Buffer
+	if err := graph.Render(&again, g, graph.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), again.Bytes()) {
+		t.Error("two renders of one graph differ")
+	}
+	if bytes.Contains(b.Bytes(), []byte(`class="modified`)) || bytes.Contains(b.Bytes(), []byte(` added"`)) {
+		t.Error("a graph against itself is marked changed")
+	}
+}
+
+// checkSettings: every profile lists the deployment's rule, the half
+// profile its own after it and its budget.
+func checkSettings(t *testing.T, g *plan.Graph, page testkit.GraphPage) {
+	t.Helper()
 	wantRules := []string{"no-p02-shared", "no-p01"}
 	for _, prof := range g.Profiles {
 		var rules []string
@@ -130,20 +152,5 @@ func TestLargePolicy(t *testing.T) {
 	}
 	if !slices.Equal(halfRules, wantRules) {
 		t.Errorf("profile half: rules %v, want %v (deployment first)", halfRules, wantRules)
-	}
-	const limit = 4 << 20
-	if a.Len() > limit {
-		t.Errorf("the page of %d providers is %d bytes, over %d", providers, a.Len(), limit)
-	}
-	t.Logf("%d providers, %d plan sections, %d names: %d bytes", providers, len(page.Plans), refs, a.Len())
-	var again bytes.Buffer
-	if err := graph.Render(&again, g, graph.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a.Bytes(), again.Bytes()) {
-		t.Error("two renders of one graph differ")
-	}
-	if bytes.Contains(b.Bytes(), []byte(`class="modified`)) || bytes.Contains(b.Bytes(), []byte(` added"`)) {
-		t.Error("a graph against itself is marked changed")
 	}
 }
