@@ -83,6 +83,8 @@ type refView struct{ Text, Mark string }
 
 type itemView struct {
 	Name, Text, At, Mark string
+	// Preserves is the candidate's capabilities as the reports word them.
+	Preserves string
 }
 
 func build(g *plan.Graph, opt Options) page {
@@ -182,11 +184,11 @@ func planOf(g *plan.Graph, v *explain.PlanView, n int, deltas map[explain.PlanRe
 	}
 	pv.Candidates = itemViews(v.Candidates, "candidate", itemMarks)
 	pv.Skips = itemViews(v.Skips, "skip", itemMarks)
-	native := "no"
-	if v.NativeOnly {
-		native = "yes"
+	pv.Summary = fmt.Sprintf("%d candidates, %d skipped", len(v.Candidates), len(v.Skips))
+	if len(v.Candidates) > 0 { // native only says nothing of an empty plan
+		pv.Summary += fmt.Sprintf(", native only: %s", yesNo(v.NativeOnly))
 	}
-	pv.Summary = fmt.Sprintf("%d candidates, %d skipped, native only: %s, listed: %v", len(v.Candidates), len(v.Skips), native, v.Listed)
+	pv.Summary += ", listed in /v1/models: " + yesNo(v.Listed)
 	pv.SVG = template.HTML(planSVG(g, &g.Plans[v.Plan], pv.ID, pv.Candidates))
 	return pv
 }
@@ -224,12 +226,16 @@ func itemViews(items []explain.Item, kind string, marks map[string]string) []ite
 	out := make([]itemView, len(items))
 	for i, it := range items {
 		var fs []string
+		out[i] = itemView{Name: it.Name, At: it.At, Mark: marks[kind+" "+it.Name]}
 		for _, f := range it.Fields {
 			if f.Value != "" {
 				fs = append(fs, f.Name+" "+f.Value)
 			}
+			if f.Name == "preserves" {
+				out[i].Preserves = f.Value
+			}
 		}
-		out[i] = itemView{Name: it.Name, Text: strings.Join(fs, "; "), At: it.At, Mark: marks[kind+" "+it.Name]}
+		out[i].Text = strings.Join(fs, "; ")
 	}
 	return out
 }
@@ -258,6 +264,13 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func orAll(s string) string {

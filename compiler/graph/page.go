@@ -46,7 +46,7 @@ svg marker path{fill:#6b7590}svg .provider rect{fill:#f3f4f8;stroke:#99a}
 <ul class="refs">{{range .Refs}}<li{{if .Mark}} class="{{.Mark}}"{{end}}>{{.Text}}</li>{{end}}</ul>
 <p class="summary">{{.Summary}}</p>
 {{.SVG}}
-<table class="candidates"><tr><th>#</th><th>candidate</th><th>fields</th><th>at</th></tr>{{range $i, $c := .Candidates}}<tr class="cand{{if .Mark}} {{.Mark}}{{end}}" data-name="{{.Name}}"><td>{{$i}}</td><td>{{.Name}}</td><td>{{.Text}}</td><td class="at">{{.At}}</td></tr>{{end}}</table>
+{{if .Candidates}}<table class="candidates"><tr><th>#</th><th>candidate</th><th>fields</th><th>at</th></tr>{{range $i, $c := .Candidates}}<tr class="cand{{if .Mark}} {{.Mark}}{{end}}" data-name="{{.Name}}"><td>{{$i}}</td><td>{{.Name}}</td><td>{{.Text}}</td><td class="at">{{.At}}</td></tr>{{end}}</table>{{end}}
 {{if .Skips}}<table class="skips"><tr><th>skipped at build</th><th>at</th></tr>{{range .Skips}}<tr class="skip{{if .Mark}} {{.Mark}}{{end}}" data-name="{{.Name}}"><td>{{.Name}}</td><td class="at">{{.At}}</td></tr>{{end}}</table>{{end}}
 {{if .Gone}}<ul class="gone">{{range .Gone}}<li class="removed">{{.}}</li>{{end}}</ul>{{end}}
 {{if .Changes}}<ul class="changes">{{range .Changes}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}

@@ -15,6 +15,7 @@ const (
 	gapX, gapY = 56, 34
 	perRow     = 4
 	pad        = 8
+	boxChars   = 38 // characters of text a box's width holds
 )
 
 // svg accumulates one picture's elements; every text it writes is escaped.
@@ -25,8 +26,12 @@ type svg struct {
 
 func (s *svg) printf(format string, args ...any) { fmt.Fprintf(&s.b, format, args...) }
 
-// text writes one line of escaped text.
+// text writes one line of escaped text, cut to what a box holds (the
+// whole of it is in the box's title).
 func (s *svg) text(x, y int, class, t string) {
+	if r := []rune(t); len(r) > boxChars {
+		t = string(r[:boxChars-1]) + "…"
+	}
 	s.printf(`<text x="%d" y="%d" class="%s">%s</text>`, x, y, class, esc(t))
 }
 
@@ -51,8 +56,8 @@ func planSVG(g *plan.Graph, p *plan.Plan, id string, views []itemView) string {
 	cands := g.CandidatesOf(p)
 	s := svg{id: "a-" + id}
 	if len(cands) == 0 {
-		s.open(boxW+2*pad, 30, "no candidates")
-		s.text(pad, 20, "none", "no candidates: every request is refused")
+		s.open(2*boxW, 30, "no candidates")
+		s.printf(`<text x="%d" y="20" class="none">no candidates: every request is refused</text>`, pad)
 		return s.close()
 	}
 	cols := min(len(cands), perRow)
@@ -69,7 +74,7 @@ func planSVG(g *plan.Graph, p *plan.Plan, id string, views []itemView) string {
 		if views[i].Mark != "" {
 			class += " " + views[i].Mark
 		}
-		s.printf(`<g class="%s" data-name="%s">`, class, esc(views[i].Name))
+		s.printf(`<g class="%s" data-name="%s"><title>%s</title>`, class, esc(views[i].Name), esc(views[i].Name+": "+views[i].Text))
 		s.printf(`<rect x="%d" y="%d" width="%d" height="%d" rx="5"/>`, x, y, boxW, boxH)
 		s.text(x+8, y+17, "name", fmt.Sprintf("%d %s", i, views[i].Name))
 		line := string(c.Tier) + " · " + c.Model
@@ -81,7 +86,7 @@ func planSVG(g *plan.Graph, p *plan.Plan, id string, views []itemView) string {
 		if !c.Primary {
 			role = "failover"
 		}
-		s.text(x+8, y+48, "sub", role+" · preserves "+capsShort(c.Preserves))
+		s.text(x+8, y+48, "sub", role+" · preserves "+views[i].Preserves)
 		s.b.WriteString(`</g>`)
 	}
 	return s.close()
@@ -117,17 +122,6 @@ func shortLabel(class string) string {
 		return "failover"
 	}
 	return "next"
-}
-
-// capsShort names a capability set briefly: "all", "none" or the names.
-func capsShort(c plan.CapSet) string {
-	switch c {
-	case plan.AllCaps:
-		return "all"
-	case 0:
-		return "none"
-	}
-	return strings.Join(c.Names(), ",")
 }
 
 // Failover overview: providers one per line, each failover edge an arc
