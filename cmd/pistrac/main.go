@@ -46,6 +46,13 @@ Usage:
         change once with the plans it applies to and, for a policy
         directory, the file:line:col that makes it; A and B are each a
         policy directory or a bundle.json
+  pistrac graph [-o FILE] [-base OLD] [-title T] (POLICYDIR | -bundle FILE)
+        the decision graph as one self-contained HTML page (inline SVG, no
+        script, nothing fetched): per profile every plan's candidates in
+        attempt order with the failover edges, its skips with their reasons
+        and the file:line that causes them, the budgets and access rules
+        that apply; with -base, what changed against OLD (a bundle.json or
+        a policy directory) is marked
   pistrac catalog [-format text|json] (POLICYDIR | -bundle FILE)
         every routable channel with the provenance and age of its claim
         (a preset's, a policy file's or the overlay's that won) and the
@@ -121,6 +128,7 @@ var commands = []command{
 	{"probe", (*cli).probe},
 	{"reconcile", (*cli).reconcile},
 	{"test", (*cli).test},
+	{"graph", (*cli).graph},
 	{"caps", (*cli).caps},
 	{"presets", (*cli).presets},
 	{"hash-key", (*cli).hashKey},

@@ -189,7 +189,7 @@ func planChanges(a, b *plan.Graph, ia, ib, pa, pb int) []change {
 			at = []any{"providers", cb[0].at[1], "failover"}
 		}
 		out = append(out, change{text: fmt.Sprintf("~ candidate order: %s -> %s",
-			strings.Join(recordNames(ca), ", "), strings.Join(recordNames(cb), ", ")), at: at})
+			strings.Join(recordNames(ca), ", "), strings.Join(recordNames(cb), ", ")), at: at, op: Modified})
 	}
 	out = append(out, diffRecords("candidate ", ca, cb)...)
 	out = append(out, diffRecords("skip ", skipRecords(a, ia, pa), skipRecords(b, ib, pb))...)

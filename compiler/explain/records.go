@@ -38,6 +38,11 @@ type change struct {
 	text    string
 	at      []any
 	removed bool
+	// op, kind and item say what changed, for readers other than the
+	// text (the graph page's marks): kind is "candidate", "skip" or "".
+	op   Op
+	kind string
+	item string
 }
 
 // fieldChanges lists "name: old -> new" for every field that differs,
@@ -56,7 +61,7 @@ func fieldChanges(a, b []field, at []any) []change {
 		default:
 			text = fmt.Sprintf("%s: %s -> %s", a[i].name, shown(a[i].value), shown(b[i].value))
 		}
-		out = append(out, change{text: text, at: under(at, a[i].key), removed: b[i].value == "" && a[i].key != ""})
+		out = append(out, change{text: text, at: under(at, a[i].key), removed: b[i].value == "" && a[i].key != "", op: Modified})
 	}
 	return out
 }
@@ -124,16 +129,18 @@ func diffRecords(kind string, a, b []record) []change {
 	}
 	slices.Sort(names)
 	var out []change
+	item := strings.TrimSpace(kind)
 	for _, n := range names {
 		ra, rb := am[n], bm[n]
 		switch {
 		case ra == nil:
-			out = append(out, change{text: "+ " + kind + n, at: rb.at})
+			out = append(out, change{text: "+ " + kind + n, at: rb.at, op: Added, kind: item, item: n})
 		case rb == nil:
-			out = append(out, change{text: "- " + kind + n, at: ra.at, removed: true})
+			out = append(out, change{text: "- " + kind + n, at: ra.at, removed: true, op: Removed, kind: item, item: n})
 		default:
 			for _, c := range fieldChanges(ra.fields, rb.fields, rb.at) {
 				c.text = "~ " + kind + n + ": " + c.text
+				c.kind, c.item = item, n
 				out = append(out, c)
 			}
 		}
