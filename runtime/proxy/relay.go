@@ -98,6 +98,9 @@ func relayHeaders(x *Exchange, a *attempt) http.Header {
 
 func isEventStream(h http.Header) bool {
 	ct := h.Get("Content-Type")
+	if ct == "text/event-stream" { // the usual value, without the parse's allocation
+		return true
+	}
 	if !strings.HasPrefix(ct, "text/event-stream") {
 		return false
 	}
