@@ -87,7 +87,7 @@ func relayHeaders(x *Exchange, a *attempt) http.Header {
 	idKey := x.Dialect.RequestIDHeader()
 	switch id := h.Get(idKey); id {
 	case "":
-		h.Set(idKey, x.RequestID)
+		h[idKey] = x.requestIDValue() // idKey is canonical
 	case x.RequestID: // echoed back: not the upstream's own
 	default:
 		x.Record.UpstreamRequestID = id
