@@ -11,7 +11,8 @@ import (
 // Writer renders gateway answers in one client dialect's wire shapes.
 type Writer interface {
 	// RequestIDHeader is the response header this dialect's SDKs read the
-	// request id from.
+	// request id from, in canonical form: http.Header canonicalizes any
+	// other key with an allocation on every answer.
 	RequestIDHeader() string
 	// WriteError answers with e in the dialect's error shape.
 	WriteError(w http.ResponseWriter, requestID string, e *Error)

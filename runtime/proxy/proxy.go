@@ -86,6 +86,18 @@ type Exchange struct {
 	pass passSource
 	// walk is what was done with the candidates that did not serve.
 	walk walk
+	// idValue is RequestID as a header value (requestIDValue).
+	idValue []string
+}
+
+// requestIDValue is x.RequestID as a header value, made once and shared by
+// every attempt's upstream request and the client's answer: no holder
+// writes into a header's value slice.
+func (x *Exchange) requestIDValue() []string {
+	if x.idValue == nil {
+		x.idValue = []string{x.RequestID}
+	}
+	return x.idValue
 }
 
 // Serve runs the attempt loop for x and relays the answer. Each candidate

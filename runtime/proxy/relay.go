@@ -87,7 +87,7 @@ func relayHeaders(x *Exchange, a *attempt) http.Header {
 	idKey := x.Dialect.RequestIDHeader()
 	switch id := h.Get(idKey); id {
 	case "":
-		h.Set(idKey, x.RequestID)
+		h[idKey] = x.requestIDValue() // idKey is canonical
 	case x.RequestID: // echoed back: not the upstream's own
 	default:
 		x.Record.UpstreamRequestID = id
@@ -98,6 +98,9 @@ func relayHeaders(x *Exchange, a *attempt) http.Header {
 
 func isEventStream(h http.Header) bool {
 	ct := h.Get("Content-Type")
+	if ct == "text/event-stream" { // the usual value, without the parse's allocation
+		return true
+	}
 	if !strings.HasPrefix(ct, "text/event-stream") {
 		return false
 	}

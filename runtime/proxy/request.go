@@ -82,7 +82,7 @@ func newRequest(ctx context.Context, x *Exchange, ch *upstream.Channel, u *url.U
 		h[kv.Name] = []string{kv.Value}
 	}
 	h["Content-Type"] = jsonContentType
-	h["X-Request-Id"] = []string{x.RequestID}
+	h["X-Request-Id"] = x.requestIDValue()
 	if k, v := ch.Credential(); k != "" {
 		h[k] = v
 	}

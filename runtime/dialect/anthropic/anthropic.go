@@ -19,7 +19,7 @@ type Dialect struct{}
 var _ dialect.Writer = Dialect{}
 
 // RequestIDHeader is where the Anthropic SDKs read err.RequestID from.
-func (Dialect) RequestIDHeader() string { return "request-id" }
+func (Dialect) RequestIDHeader() string { return "Request-Id" }
 
 type errorBody struct {
 	Type      string      `json:"type"`

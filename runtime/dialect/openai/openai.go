@@ -17,7 +17,7 @@ type Dialect struct{}
 var _ dialect.Writer = Dialect{}
 
 // RequestIDHeader is where the OpenAI SDKs read err.requestID from.
-func (Dialect) RequestIDHeader() string { return "x-request-id" }
+func (Dialect) RequestIDHeader() string { return "X-Request-Id" }
 
 type errorBody struct {
 	Error errorObject `json:"error"`
