@@ -105,6 +105,7 @@ func (s *Server) finish(x *exchange) {
 	if x.rec.Code != "" && x.rec.Attempts == 0 {
 		s.metrics.Refused(string(x.rec.Code))
 	}
+	s.countTokens(&x.rec)
 	if x.inference {
 		s.observeInference(x, now, d)
 	}

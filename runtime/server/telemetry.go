@@ -6,6 +6,7 @@ import (
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
+	"github.com/pistra/pistra/runtime/record"
 	"github.com/pistra/pistra/runtime/route"
 )
 
@@ -21,15 +22,21 @@ func (s *Server) observeInference(x *exchange, now time.Time, d time.Duration) {
 	sv := metrics.Served{Operation: op, Provider: r.ProviderLabel(), RequestModel: model, ErrorType: r.ErrorType(), Duration: d}
 	if c := r.Served; c != nil {
 		sv.ResponseModel = c.Model
-		if r.Usage.Reported {
-			s.metrics.Tokens(op, r.Provider, c.Model, &r.Usage)
-		}
 	}
 	if r.Streamed && !r.Sent.IsZero() {
 		sv.FirstToken, sv.OutputTokens = r.Sent.Sub(r.Start), r.Usage.OutputTokens
 	}
 	s.metrics.Served(&sv)
 	x.trace.End(r, op, model, now)
+}
+
+// countTokens counts what any served request or session reported, per
+// token class: a WebSocket session's usage too, though its duration has
+// no place in the GenAI request histograms.
+func (s *Server) countTokens(r *record.Record) {
+	if c := r.Served; c != nil && r.Usage.Reported {
+		s.metrics.Tokens(plan.Route(r.Route).Operation(), r.Provider, c.Model, &r.Usage)
+	}
 }
 
 // traceDecision puts on x's span what routing decided: the key's name,
