@@ -254,6 +254,7 @@ func (s *anthropicToResponsesStream) failed() {
 	if s.state == awaitingStart {
 		s.base = append(s.base[:0], "failed"...)
 		s.created = now().Unix()
+		s.announce()
 	}
 	code := responsesErrorCode(e.Type, e.Message)
 	if code == "" {

@@ -130,13 +130,19 @@ func (s *anthropicToResponsesStream) start() error {
 	s.base = append(s.base[:0], bytes.TrimPrefix(id, []byte("msg_"))...)
 	s.created = now().Unix()
 	s.state = streaming
+	s.announce()
+	return nil
+}
+
+// announce opens the response: response.created and response.in_progress,
+// the events every Responses stream begins with, a failed one too.
+func (s *anthropicToResponsesStream) announce() {
 	for _, name := range [...]string{"response.created", "response.in_progress"} {
 		s.begin(name)
 		s.out = append(s.out, `,"response":`...)
 		s.appendResponse("in_progress")
 		s.end()
 	}
-	return nil
 }
 
 // blockStart opens the output item of a content block.
