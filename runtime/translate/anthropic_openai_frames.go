@@ -2,25 +2,15 @@ package translate
 
 import "strconv"
 
-// Frame writers of the anthropic→openai stream. Every Anthropic event is
-// written with its event: line: Anthropic SDKs discard events without one.
-
-func (s *openAIToAnthropicStream) beginEvent(name string) {
-	s.out = append(s.out, "event: "...)
-	s.out = append(s.out, name...)
-	s.out = append(s.out, "\ndata: "...)
-}
-
-func (s *openAIToAnthropicStream) endEvent() { s.out = append(s.out, "\n\n"...) }
+// Frame writers of the anthropic→openai stream (the event writers all streams to
+// Anthropic clients share are in anthropic_frames.go).
 
 // openBlock starts a content_block_start event for the next block and marks
 // it open; the caller writes the block object and ends the event.
 func (s *openAIToAnthropicStream) openBlock(text bool) {
 	s.open, s.openText = s.nextBlock, text
 	s.nextBlock++
-	s.beginEvent("content_block_start")
-	s.out = append(s.out, `{"type":"content_block_start","index":`...)
-	s.out = appendInt(s.out, s.open)
+	s.beginBlockEvent("content_block_start", s.open)
 	s.out = append(s.out, `,"content_block":`...)
 }
 
@@ -28,9 +18,7 @@ func (s *openAIToAnthropicStream) closeBlock() {
 	if s.open < 0 {
 		return
 	}
-	s.beginEvent("content_block_stop")
-	s.out = append(s.out, `{"type":"content_block_stop","index":`...)
-	s.out = appendInt(s.out, s.open)
+	s.beginBlockEvent("content_block_stop", s.open)
 	s.out = append(s.out, '}')
 	s.endEvent()
 	s.open = -1
@@ -39,9 +27,7 @@ func (s *openAIToAnthropicStream) closeBlock() {
 // beginDelta starts a content_block_delta event; the caller writes the delta
 // object and closes both braces.
 func (s *openAIToAnthropicStream) beginDelta(block int) {
-	s.beginEvent("content_block_delta")
-	s.out = append(s.out, `{"type":"content_block_delta","index":`...)
-	s.out = appendInt(s.out, block)
+	s.beginBlockEvent("content_block_delta", block)
 	s.out = append(s.out, `,"delta":`...)
 }
 

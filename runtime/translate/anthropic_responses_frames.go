@@ -2,16 +2,8 @@ package translate
 
 import "encoding/json"
 
-// Frame writers of the anthropic→responses stream. Every Anthropic event is
-// written with its event: line: Anthropic SDKs discard events without one.
-
-func (s *responsesToAnthropicStream) beginEvent(name string) {
-	s.out = append(s.out, "event: "...)
-	s.out = append(s.out, name...)
-	s.out = append(s.out, "\ndata: "...)
-}
-
-func (s *responsesToAnthropicStream) endEvent() { s.out = append(s.out, "\n\n"...) }
+// Frame writers of the anthropic→responses stream (the event writers all streams to
+// Anthropic clients share are in anthropic_frames.go).
 
 // beginBlock closes the open block and starts content_block_start for the
 // next, of kind; the caller writes the block object and ends the event.
@@ -19,9 +11,7 @@ func (s *responsesToAnthropicStream) beginBlock(kind blockKind) {
 	s.closeBlock()
 	s.open, s.index = kind, s.nextBlock
 	s.nextBlock++
-	s.beginEvent("content_block_start")
-	s.out = append(s.out, `{"type":"content_block_start","index":`...)
-	s.out = appendInt(s.out, s.index)
+	s.beginBlockEvent("content_block_start", s.index)
 	s.out = append(s.out, `,"content_block":`...)
 }
 
@@ -37,9 +27,7 @@ func (s *responsesToAnthropicStream) closeBlock() {
 	if s.open == blockNone {
 		return
 	}
-	s.beginEvent("content_block_stop")
-	s.out = append(s.out, `{"type":"content_block_stop","index":`...)
-	s.out = appendInt(s.out, s.index)
+	s.beginBlockEvent("content_block_stop", s.index)
 	s.out = append(s.out, '}')
 	s.endEvent()
 	s.open = blockNone
@@ -51,9 +39,7 @@ func (s *responsesToAnthropicStream) delta(head string, raw []byte) {
 	if !isJSONString(raw) {
 		return
 	}
-	s.beginEvent("content_block_delta")
-	s.out = append(s.out, `{"type":"content_block_delta","index":`...)
-	s.out = appendInt(s.out, s.index)
+	s.beginBlockEvent("content_block_delta", s.index)
 	s.out = append(s.out, `,"delta":`...)
 	s.out = append(s.out, head...)
 	s.out = append(s.out, raw...)
