@@ -71,7 +71,7 @@ func parseFlags() (config, error) {
 	flag.StringVar(&conc, "concurrency", "1,16,64", "client concurrency levels")
 	flag.StringVar(&targets, "targets", "", "comma-separated targets to measure (default all; direct always runs)")
 	flag.StringVar(&c.profile, "profile", "",
-		"after the rounds, capture CPU and allocation profiles of pistrad (everything on) during one extra JSON and one SSE cell at c=16, into this `DIR` "+
+		"after the rounds, capture CPU and allocation profiles of pistrad (everything on) during one extra JSON and one SSE cell at c=16 (in scale mode: its heap with every stream open), into this `DIR` "+
 			"(pistrad then samples allocations finely, which costs it CPU in the rounds too)")
 	flag.StringVar(&c.base, "base-pistrad", "",
 		"also measure this pistrad `BINARY` (e.g. built from the commit a change started from) as pistrad-base, everything on like pistrad")

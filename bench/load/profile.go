@@ -67,8 +67,13 @@ func profileCell(t *target, stream bool, secs int, prefix string) error {
 	return errors.Join(errs...)
 }
 
+// fetchProfile saves the profile at url taken over secs, or as it stands
+// when secs is 0.
 func fetchProfile(url string, secs int, file string) error {
-	body, err := proc.Get(fmt.Sprintf("%s?seconds=%d", url, secs), adminToken, time.Duration(secs)*time.Second+30*time.Second)
+	if secs > 0 {
+		url = fmt.Sprintf("%s?seconds=%d", url, secs)
+	}
+	body, err := proc.Get(url, adminToken, time.Duration(secs)*time.Second+30*time.Second)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -95,7 +96,7 @@ func benchScale(cfg config) error {
 			}
 			var smp scaleSample
 			if err == nil {
-				smp, err = scaleRun(t, base, cfg.scale)
+				smp, err = scaleRun(t, base, cfg.scale, heapProfile(cfg, t, round))
 			}
 			sub.stop()
 			if err != nil {
@@ -113,7 +114,7 @@ func benchScale(cfg config) error {
 
 // scaleRun warms t up on quick streams, reads its idle figures, then opens
 // n slow streams at once and samples it while all are open.
-func scaleRun(t *target, base string, c scaleConfig) (scaleSample, error) {
+func scaleRun(t *target, base string, c scaleConfig, heapFile string) (scaleSample, error) {
 	var s scaleSample
 	n := c.streams
 	t.client = newClient(n)
@@ -153,14 +154,29 @@ func scaleRun(t *target, base string, c scaleConfig) (scaleSample, error) {
 		}()
 	}
 	s.early = s.sampleOpen(t, n, &opened, &finished)
+	var profErr error
+	if heapFile != "" && s.early == 0 {
+		// What the heap holds with every stream open, taken after the
+		// peak RSS was read so the profile's own cost is not in it.
+		profErr = fetchProfile(t.admin+"/debug/pprof/heap", 0, heapFile)
+	}
 	<-done
 	s.cpu = gatewayCPU(t.pid) - cpu0
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(append(errs, profErr)...); err != nil {
 		return s, err
 	}
 	s.ttfb = ttfbs
 	slices.Sort(s.ttfb)
 	return s, nil
+}
+
+// heapProfile names the file for t's heap profile with every stream open
+// (pistrad only, with -profile), or "" for none.
+func heapProfile(cfg config, t *target, round int) string {
+	if cfg.profile == "" || t.admin == "" {
+		return ""
+	}
+	return filepath.Join(cfg.profile, fmt.Sprintf("%s-scale%d-round%d.heap.pprof", t.name, cfg.scale.streams, round))
 }
 
 // sampleOpen waits for all n streams to have their first byte, then

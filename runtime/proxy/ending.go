@@ -101,7 +101,7 @@ func (e *ending) verdict() verdict {
 // end records how the relay of provider up's answer to x ended. The usage
 // is what settles, whatever the client got: the status settled on is the
 // upstream's, kept in UpstreamStatus.
-func (p *Proxy) end(x *Exchange, up string, e ending) {
+func (p *Proxy) end(x *Exchange, up string, e *ending) {
 	res := x.Record
 	res.Usage, res.UsageFrom = e.usage, e.from
 	e.gone = x.Client.Context().Err() != nil
@@ -116,7 +116,7 @@ func (p *Proxy) end(x *Exchange, up string, e ending) {
 		res.Err = fmt.Errorf("stream from %q: %w", up, e.reported)
 		p.Metrics.StreamFailure(up, metrics.StreamUpstreamError)
 	case upstreamBroke, upstreamIncomplete:
-		p.cut(x, up, &e)
+		p.cut(x, up, e)
 	}
 }
 

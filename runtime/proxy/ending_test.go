@@ -132,7 +132,7 @@ func endOne(t *testing.T, e ending, gone bool) (*record.Record, *httptest.Respon
 	x := &Exchange{W: w, Client: httptest.NewRequestWithContext(ctx, "POST", "/v1/chat/completions", nil), RequestID: "req_e",
 		Route: plan.RouteChatCompletions, Dialect: openai.Dialect{}, Record: res}
 	m := metrics.New()
-	(&Proxy{Metrics: m}).end(x, "up", e)
+	(&Proxy{Metrics: m}).end(x, "up", &e)
 	ticket := &settledTicket{}
 	l := loop{held: ticket}
 	l.closeClaim(x)

@@ -86,6 +86,9 @@ type Exchange struct {
 	pass passSource
 	// walk is what was done with the candidates that did not serve.
 	walk walk
+	// ending is how the relay ended, kept here rather than in the relay's
+	// frames, which stay on a stream's stack for as long as it runs.
+	ending ending
 	// idValue is RequestID as a header value (requestIDValue).
 	idValue []string
 }

@@ -24,9 +24,9 @@ type source interface {
 	// (nil at a clean end). It returns the bytes still owed and why the
 	// answer is not whole, nil when it is.
 	end(readErr error) ([]byte, error)
-	// seen is what the source read of the answer, asked once the copy is
-	// over however it stopped.
-	seen() seen
+	// seen writes into r what the source read of the answer, asked once
+	// the copy is over however it stopped.
+	seen(r *seen)
 }
 
 // copyPool holds relay buffers: one per read in progress, none per chunk.
@@ -56,12 +56,12 @@ func readPooled(body io.Reader) (*[32 << 10]byte, int, error) {
 // when flush is set. It stops at the first failed write: the client is
 // gone, whatever the upstream does next. It reports what it saw, for the
 // ending to decide from.
-func pump(w io.Writer, flush bool, src source, body io.Reader) (e ending) {
+func pump(w io.Writer, flush bool, src source, body io.Reader, e *ending) {
 	cw := newClientWriter(w, flush)
 	out, err := src.start()
 	if e.wrote = cw.write(out); e.wrote != nil || err != nil {
 		e.broken = err
-		return e
+		return
 	}
 	for body != nil && e.read == nil {
 		buf, n, rerr := readPooled(body)
@@ -71,7 +71,7 @@ func pump(w io.Writer, flush bool, src source, body io.Reader) (e ending) {
 			if e.wrote != nil || err != nil {
 				copyPool.Put(buf)
 				e.broken = err
-				return e
+				return
 			}
 		}
 		copyPool.Put(buf) // out, which may be buf, is written
@@ -83,7 +83,6 @@ func pump(w io.Writer, flush bool, src source, body io.Reader) (e ending) {
 	out, e.broken = src.end(e.read)
 	e.short = e.read == nil && e.broken != nil
 	e.wrote = cw.write(out)
-	return e
 }
 
 // clientWriter writes an answer's bytes to the client, flushing each
@@ -129,7 +128,7 @@ var _ source = (*passSource)(nil)
 func (s *passSource) start() ([]byte, error)            { return s.head, nil }
 func (s *passSource) next(p []byte) ([]byte, error)     { return p, nil }
 func (s *passSource) end(readErr error) ([]byte, error) { return nil, readErr }
-func (s *passSource) seen() seen                        { return s.read }
+func (s *passSource) seen(r *seen)                      { *r = s.read }
 
 // passthroughUsage is how an answer's usage, as the passthrough meter read
 // it, is recorded: only when the answer reported one.

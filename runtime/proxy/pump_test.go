@@ -86,7 +86,7 @@ func TestPumpFacts(t *testing.T) {
 					all.WriteString(p)
 				}
 			}
-			e := pump(&got, true, tt.src(), body)
+			e := pumped(&got, true, tt.src(), body)
 			if e.wrote != nil || (e.read != nil) != tt.read || e.short != tt.short ||
 				(tt.broken == nil) != (e.broken == nil) || tt.broken != nil && !errors.Is(e.broken, tt.broken) {
 				t.Fatalf("wrote %v read %v broken %v short %v; want read %v broken %v short %v",
@@ -108,7 +108,7 @@ func TestPumpFacts(t *testing.T) {
 	// is read no further.
 	body := &parts{parts: []string{chat, chat}}
 	w := &failingWriter{}
-	if e := pump(w, false, pass("ab")(), body); e.wrote == nil || e.broken != nil || w.writes != 1 || body.reads != 0 {
+	if e := pumped(w, false, pass("ab")(), body); e.wrote == nil || e.broken != nil || w.writes != 1 || body.reads != 0 {
 		t.Errorf("wrote %v broken %v after %d writes and %d reads", e.wrote, e.broken, w.writes, body.reads)
 	}
 }
@@ -144,7 +144,7 @@ func TestPumpWaitsBeforeEachRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	if e := pump(&got, true, s, timed); e.broken != nil || e.read != nil {
+	if e := pumped(&got, true, s, timed); e.broken != nil || e.read != nil {
 		t.Fatalf("broken %v read %v", e.broken, e.read)
 	}
 	if got.String() != strings.Join(oaiChunks, "") {
@@ -153,4 +153,11 @@ func TestPumpWaitsBeforeEachRead(t *testing.T) {
 	if body.unready != 0 || body.waits != body.reads {
 		t.Errorf("%d waits for %d reads, %d of them not waited for", body.waits, body.reads, body.unready)
 	}
+}
+
+// pumped runs pump and returns how the copy ended.
+func pumped(w io.Writer, flush bool, src source, body io.Reader) ending {
+	var e ending
+	pump(w, flush, src, body, &e)
+	return e
 }

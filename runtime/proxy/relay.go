@@ -40,25 +40,34 @@ func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 		p.relayTranslated(x, a)
 		return
 	}
+	src, body, flush := passthrough(x, a)
+	p.deliver(x, a, a.resp.StatusCode, src, body, flush)
+}
+
+// passthrough sets the client's headers for an answer relayed as it is,
+// and returns its source, the body left to read (nil: none) and whether
+// each write is flushed. Its own function, so that its frame is gone from
+// the stack before the answer is relayed.
+func passthrough(x *Exchange, a *attempt) (source, io.Reader, bool) {
 	resp := a.resp
 	h := relayHeaders(x, a)
 	switch {
 	case a.stream != nil:
-		p.deliver(x, a, resp.StatusCode, a.stream, resp.Body, true)
+		return a.stream, resp.Body, true
 	case a.whole:
 		h["Content-Length"] = []string{strconv.Itoa(len(*a.head))}
 		x.pass = passSource{head: *a.head, read: passthroughUsage(a.usage)}
-		p.deliver(x, a, resp.StatusCode, &x.pass, nil, false)
-	default: // not held: an upstream error answer, or a body too large to hold
-		if resp.ContentLength >= 0 {
-			h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
-		}
-		x.pass = passSource{}
-		if a.head != nil {
-			x.pass.head = *a.head // what inspect read of it
-		}
-		p.deliver(x, a, resp.StatusCode, &x.pass, resp.Body, isEventStream(resp.Header))
+		return &x.pass, nil, false
 	}
+	// Not held: an upstream error answer, or a body too large to hold.
+	if resp.ContentLength >= 0 {
+		h["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+	}
+	x.pass = passSource{}
+	if a.head != nil {
+		x.pass.head = *a.head // what inspect read of it
+	}
+	return &x.pass, resp.Body, isEventStream(resp.Header)
 }
 
 // deliver sends status, then src through the pump (body what is left to
@@ -66,8 +75,10 @@ func (p *Proxy) relay(x *Exchange, a *attempt, res *record.Record) {
 func (p *Proxy) deliver(x *Exchange, a *attempt, status int, src source, body io.Reader, flush bool) {
 	x.Record.Status, x.Record.Sent, x.Record.Streamed = status, time.Now(), flush
 	x.W.WriteHeader(status)
-	e := pump(x.W, flush, src, body)
-	e.seen = src.seen()
+	e := &x.ending
+	*e = ending{}
+	pump(x.W, flush, src, body, e)
+	src.seen(&e.seen)
 	p.end(x, a.up.Name, e)
 	a.served = x.Record
 }

@@ -235,8 +235,7 @@ func (s *streamRelay) end(readErr error) ([]byte, error) {
 	return s.takeOut(), nil
 }
 
-func (s *streamRelay) seen() seen {
-	r := passthroughUsage(s.meter.Usage())
+func (s *streamRelay) seen(r *seen) {
+	*r = passthroughUsage(s.meter.Usage())
 	r.reported, r.told = s.meter.UpstreamError(), toldByEvent
-	return r
 }

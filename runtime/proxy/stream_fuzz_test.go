@@ -40,7 +40,7 @@ func FuzzStreamRelay(f *testing.F) {
 			return // nothing would be relayed
 		}
 		var got bytes.Buffer
-		if e := pump(&got, false, s, body); e.broken != nil && !e.short {
+		if e := pumped(&got, false, s, body); e.broken != nil && !e.short {
 			t.Fatalf("pump: %v", e.broken)
 		}
 		switch {

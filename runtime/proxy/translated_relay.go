@@ -169,6 +169,6 @@ func (t *xlatSource) end(readErr error) ([]byte, error) {
 	return t.frames, err
 }
 
-func (t *xlatSource) seen() seen {
-	return seen{usage: t.s.Usage(), from: meter.SourceTranslator, reported: t.s.UpstreamError(), told: toldByEvent}
+func (t *xlatSource) seen(r *seen) {
+	*r = seen{usage: t.s.Usage(), from: meter.SourceTranslator, reported: t.s.UpstreamError(), told: toldByEvent}
 }

@@ -144,6 +144,10 @@ func readBody(r *http.Request, limit int64, buf *[]byte) *dialect.Error {
 	err := proxy.ReadBounded(r.Body, buf, limit)
 	switch {
 	case err == nil:
+		// Closed once read to its end, so the server does not go looking
+		// for more of it (a pooled 8 KiB buffer and a read) when the
+		// answer's head is written.
+		r.Body.Close()
 		return nil
 	case errors.Is(err, proxy.ErrTooLarge):
 		return tooLarge()

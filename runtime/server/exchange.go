@@ -36,6 +36,7 @@ type exchange struct {
 	caps      caps.Reader
 	order     []int
 	keyRules  route.Rules // the key's access rules, with their buffers
+	decision  route.Decision
 	px        proxy.Exchange
 	// rec is what the request was, for the headers, the log and the
 	// metrics alike.
@@ -50,8 +51,11 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route strin
 	x := s.exchanges.Get().(*exchange)
 	order, kr := x.order[:0], x.keyRules
 	kr.Reset(nil, nil, "") // keep the buffers, not the last request's snapshot
-	*x = exchange{r: r, profile: -1, key: -1, order: order, keyRules: kr}
-	x.rec = record.Record{Start: time.Now(), ID: requestIDOf(r), Route: route}
+	// Zeroed in place, then set: a literal with fields would be built on
+	// the stack and copied, two kilobytes of both per request.
+	*x = exchange{}
+	x.r, x.profile, x.key, x.order, x.keyRules = r, -1, -1, order, kr
+	x.rec.Start, x.rec.ID, x.rec.Route = time.Now(), requestIDOf(r), route
 	x.w.reset(w, s.opts.ClientWriteTimeout)
 	x.dialect = writerFor(d)
 	w.Header()[record.HeaderRequestID] = []string{x.rec.ID}

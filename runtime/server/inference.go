@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/pistra/pistra/runtime/admission"
 	"github.com/pistra/pistra/runtime/dialect"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
@@ -96,12 +95,16 @@ func (s *Server) readRequest(x *exchange, route plan.Route) *dialect.Error {
 
 // routeTo decides and counts what selection passed over and the rules it
 // lifted; a refusal that routing reached names the claims it acted on.
-func (s *Server) routeTo(x *exchange, rt plan.Route) (route.Decision, *dialect.Error) {
+// The decision is kept on x, out of the frames that stay on the stack
+// while the answer is relayed.
+func (s *Server) routeTo(x *exchange, rt plan.Route) (*route.Decision, *dialect.Error) {
 	g := x.snap.Graph
-	d, e := s.decide(x, rt)
-	s.countSelection(g, &d)
+	var e *dialect.Error
+	x.decision, e = s.decide(x, rt)
+	d := &x.decision
+	s.countSelection(g, d)
 	if x.trace != nil {
-		s.traceDecision(x, &d)
+		s.traceDecision(x, d)
 	}
 	if len(d.Lifted) > 0 {
 		s.rules.Lifted(g, x.profile, d.Lifted, x.rec.Start)
@@ -134,24 +137,19 @@ func (s *Server) forward(x *exchange, route plan.Route) {
 		s.refuse(x, e)
 		return
 	}
-	x.px = proxy.Exchange{
-		W:          &x.w,
-		Client:     x.r,
-		RequestID:  x.rec.ID,
-		Route:      route,
-		Dialect:    x.dialect,
-		Body:       &x.body,
-		Upstreams:  x.snap.Upstreams,
-		Candidates: d.Candidates,
-		Order:      d.Selection.Attempt,
-		Skips:      d.Skips,
-		Admission: admission.Request{
-			Graph: x.snap.Graph, Programs: x.snap.Programs, Profile: x.profile, Key: x.key, Route: route, Body: x.body.Bytes(),
-			MaxOutput: x.maxOutput,
-		},
-		Record: &x.rec,
-		Trace:  x.trace,
-	}
+	// Set in place, field by field: a literal assigned through a pointer
+	// is built on the stack first, and that kilobyte under the relay's
+	// frames doubles a stream's goroutine stack to 16 KiB.
+	px := &x.px
+	*px = proxy.Exchange{}
+	px.W, px.Client, px.RequestID = &x.w, x.r, x.rec.ID
+	px.Route, px.Dialect, px.Body = route, x.dialect, &x.body
+	px.Upstreams = x.snap.Upstreams
+	px.Candidates, px.Order, px.Skips = d.Candidates, d.Selection.Attempt, d.Skips
+	ad := &px.Admission
+	ad.Graph, ad.Programs, ad.Profile, ad.Key = x.snap.Graph, x.snap.Programs, x.profile, x.key
+	ad.Route, ad.Body, ad.MaxOutput = route, x.body.Bytes(), x.maxOutput
+	px.Record, px.Trace = &x.rec, x.trace
 	s.proxy.Serve(&x.px)
 	if c := x.rec.Served; c != nil && d.Selection.Lossy {
 		x.rec.Lost = d.Used &^ c.Preserves
