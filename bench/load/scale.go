@@ -87,6 +87,9 @@ func benchScale(cfg config) error {
 				continue
 			}
 			sub := &rig{dir: dir, idle: n}
+			if cfg.profile != "" {
+				sub.memProfileRate = profileMemRate // a heap profile fine enough to see a stream's kilobytes
+			}
 			t, err := s.start(sub)
 			if err == nil && t == nil {
 				if round == 0 {

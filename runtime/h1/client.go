@@ -102,8 +102,14 @@ func New(dialer *net.Dialer, o Options) *Client {
 }
 
 type conn struct {
-	nc        net.Conn
-	br        *bufio.Reader // reads through head
+	nc net.Conn
+	// br reads through head. Its buffer is lent from readers only while
+	// there are bytes to read (see park): a stream waiting on its
+	// upstream, or an idle connection, holds none.
+	br *bufio.Reader
+	// shell is the empty reader value park swaps into br; nil while parked.
+	shell     *bufio.Reader
+	parked    bool
 	head      headLimit
 	sent      sentCounter
 	addr      string
@@ -148,8 +154,62 @@ func (l *headLimit) Read(p []byte) (int, error) {
 
 // bufSize is a connection's reader's size and the pooled request writer's.
 // With a 4 KiB reader (net/http's), one make bench run had the SSE cells
-// cost 5-13% more CPU per request, for a few KiB of RSS per open stream.
+// cost 5-13% more CPU per request; the reader's buffer is lent only while
+// bytes are read, so its size costs an open stream nothing while it waits.
 const bufSize = 16 << 10
+
+// readers holds the connections' read buffers, each in a bufio.Reader
+// value that park and unpark swap in and out of a connection's own.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufSize) }}
+
+// park gives the connection's read buffer back to readers. Only a reader
+// with nothing buffered parks; a sticky read error is kept by head.
+func (cn *conn) park() {
+	if cn.parked || cn.br.Buffered() > 0 {
+		return
+	}
+	full := cn.shell
+	*full, *cn.br = *cn.br, bufio.Reader{}
+	full.Reset(nil) // no reference to this connection from the pool
+	readers.Put(full)
+	cn.shell, cn.parked = nil, true
+}
+
+// unpark lends the connection a read buffer again, before it reads.
+func (cn *conn) unpark() {
+	if !cn.parked {
+		return
+	}
+	r := readers.Get().(*bufio.Reader)
+	*cn.br, *r = *r, bufio.Reader{}
+	cn.br.Reset(&cn.head)
+	cn.shell, cn.parked = r, false
+}
+
+// waitReadable blocks until a read would not wait: bytes are buffered, or
+// the socket has something to say (bytes, its end, an error). Where the
+// socket can be waited on without reading it, the buffer goes back to the
+// pool meanwhile; a failure is left for the read that follows.
+func (cn *conn) waitReadable() {
+	if cn.br.Buffered() > 0 {
+		return
+	}
+	if cn.peek.canWait() {
+		cn.park()
+		if testHookParked != nil {
+			testHookParked(cn)
+		}
+		cn.peek.wait()
+	}
+	cn.unpark()
+	if cn.br.Buffered() == 0 && !cn.peek.canWait() {
+		_, _ = cn.br.Peek(1) // head keeps a failure for the next read
+	}
+}
+
+// testHookParked, when set, is called by waitReadable on the waiting
+// goroutine once the connection has parked.
+var testHookParked func(*conn)
 
 // writers lends a connection its buffered writer only while it writes a
 // request: a connection spends its life reading (a stream runs for
@@ -252,6 +312,7 @@ func (c *Client) exchange(ctx context.Context, cn *conn, req *http.Request) (*ht
 		stop()
 		return nil, err
 	}
+	cn.waitReadable() // the upstream thinks: the connection holds no buffer meanwhile
 	resp, err := c.readResponse(cn, req)
 	if err != nil {
 		stop()
@@ -304,6 +365,7 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 		return 0, errors.New("h1: read on closed body")
 	}
+	b.cn.unpark()
 	n, err := b.r.Read(p)
 	switch {
 	case err == io.EOF:
@@ -322,10 +384,10 @@ func (b *body) Read(p []byte) (int, error) {
 // A relay waits here before it takes a buffer to read into, so a stream
 // waiting on its upstream holds no buffer but its connection's.
 func (b *body) WaitReady() {
-	if b.done.Load() || b.r == http.NoBody || b.cn.br.Buffered() > 0 {
+	if b.done.Load() || b.r == http.NoBody {
 		return
 	}
-	_, _ = b.cn.br.Peek(1) // a failure is Read's to report (headLimit keeps it)
+	b.cn.waitReadable()
 }
 
 // Close ends the exchange. A body not read to its end leaves the connection
@@ -346,6 +408,7 @@ func (b *body) release(whole bool) {
 	// A read that already met the peer's end (its last bytes and the close
 	// in one fill) leaves a connection the next request would fail on.
 	if b.stop() && whole && b.reusable && b.cn.br.Buffered() == 0 && b.cn.head.err == nil {
+		b.cn.park() // an idle connection holds no buffer
 		b.c.put(b.cn)
 		return
 	}

@@ -9,16 +9,18 @@ import (
 // peeker asks a pooled connection whether it is still usable. It is made
 // once per connection, so a peek allocates nothing.
 type peeker struct {
-	rc   syscall.RawConn // nil: no socket to peek at
-	peek func(fd uintptr) bool
-	open bool // the last peek's answer
+	rc    syscall.RawConn // nil: no socket to peek at
+	peek  func(fd uintptr) bool
+	ready func(fd uintptr) bool // readyCheck, bound once
+	open  bool                  // the last peek's answer
+	woken bool                  // wait: the poller has woken it
 }
 
 func newPeeker(nc net.Conn) *peeker {
 	p := new(peeker)
 	if sc, ok := nc.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
-			p.rc, p.peek = rc, p.look
+			p.rc, p.peek, p.ready = rc, p.look, p.readyCheck
 		}
 	}
 	return p
@@ -34,6 +36,27 @@ func (p *peeker) peerOpen() bool {
 	p.open = false
 	err := p.rc.Read(p.peek)
 	return err == nil && p.open
+}
+
+// canWait reports whether wait can wait on the socket.
+func (p *peeker) canWait() bool { return p.rc != nil }
+
+// wait blocks until the socket has something for a read (bytes, the
+// peer's end, an error), reading nothing: one peek, then the poller. A
+// spurious wake is waited out by the read that follows, as any read's is;
+// a failure (the deadline an abort sets) is that read's to meet.
+func (p *peeker) wait() {
+	p.woken = false
+	_ = p.rc.Read(p.ready)
+}
+
+func (p *peeker) readyCheck(fd uintptr) bool {
+	if p.woken {
+		return true
+	}
+	p.woken = true
+	p.look(fd)
+	return !p.open // EAGAIN: nothing yet, wait on the poller
 }
 
 func (p *peeker) look(fd uintptr) bool {

@@ -11,3 +11,9 @@ type peeker struct{}
 func newPeeker(net.Conn) *peeker { return nil }
 
 func (*peeker) peerOpen() bool { return true }
+
+// canWait is false: a connection waits on its upstream in a read, with
+// its buffer.
+func (*peeker) canWait() bool { return false }
+
+func (*peeker) wait() {}

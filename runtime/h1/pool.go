@@ -8,12 +8,12 @@ import (
 )
 
 // newConn readies nc for exchanges with addr. Its reader sits on a
-// headLimit, unbounded until a response head is read. What an exchange
-// hands to others (the abort, the peek) is made here once, not per
-// exchange.
+// headLimit, unbounded until a response head is read, and starts parked:
+// it takes a buffer when the first answer comes. What an exchange hands to
+// others (the abort, the peek) is made here once, not per exchange.
 func newConn(nc net.Conn, addr string) *conn {
 	cn := &conn{nc: nc, addr: addr, head: headLimit{r: nc, left: -1}, peek: newPeeker(nc)}
-	cn.br = bufio.NewReaderSize(&cn.head, bufSize)
+	cn.br, cn.parked = new(bufio.Reader), true
 	cn.sent.nc = nc
 	cn.abort = func() { nc.SetDeadline(aLongTimeAgo) }
 	return cn
