@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,6 +101,11 @@ func (l *leanRelay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	w.Header()["Content-Type"] = resp.Header["Content-Type"]
+	// A known length goes with the answer, as ReverseProxy sends it:
+	// dropped, every answer would be chunked and end in a write of its own.
+	if resp.ContentLength >= 0 {
+		w.Header()["Content-Length"] = []string{strconv.FormatInt(resp.ContentLength, 10)}
+	}
 	w.WriteHeader(resp.StatusCode)
 	l.copyOut(w, resp.Body)
 }

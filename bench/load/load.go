@@ -168,7 +168,14 @@ func one(t *target, body []byte, stream bool, want string, first func()) (lat, t
 	if err != nil {
 		return 0, 0, err
 	}
-	defer resp.Body.Close()
+	// Read to its end before the close, or the client drops the
+	// connection whenever an answer's last bytes (a chunked body's end)
+	// come after the JSON or the [DONE] it stops at, and the gateway pays
+	// for a new connection on the next request.
+	defer func() {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return 0, 0, fmt.Errorf("%s: status %d", t.name, resp.StatusCode)
