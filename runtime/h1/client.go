@@ -381,8 +381,9 @@ func (b *body) Read(p []byte) (int, error) {
 // WaitReady blocks until a Read would not wait on the connection: bytes
 // of the answer are in the connection's buffer, or the connection has
 // something to say (bytes, its end or an error, which Read then reports).
-// A relay waits here before it takes a buffer to read into, so a stream
-// waiting on its upstream holds no buffer but its connection's.
+// A relay waits here before it takes a buffer to read into, and the
+// connection lends its own back meanwhile (waitReadable), so a stream
+// waiting on its upstream holds no read buffer at all.
 func (b *body) WaitReady() {
 	if b.done.Load() || b.r == http.NoBody {
 		return

@@ -33,8 +33,8 @@ type source interface {
 var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
 // readyWaiter is a body that can wait for its next read to have bytes (or
-// its end) without a buffer of the caller's: h1's, whose connection has a
-// buffer of its own.
+// its end) without a buffer of the caller's: h1's, whose connection lends
+// its own read buffer back while it waits.
 type readyWaiter interface{ WaitReady() }
 
 // readPooled reads body once into a copy buffer from the pool, which the
