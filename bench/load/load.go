@@ -40,6 +40,7 @@ type sample struct {
 	lat      []time.Duration // whole request
 	ttfb     []time.Duration // streams: first body byte
 	cpu      time.Duration   // gateway user+system time over the window
+	user     time.Duration   // the user part of cpu
 	syscalls int64           // gateway read and write system calls over the window
 	allocs   float64         // gateway heap allocations over the window; -1 unknown
 }
@@ -58,7 +59,7 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	var mu sync.Mutex
 	var s sample
 	mallocs0 := mallocs(t)
-	cpu0, sys0 := gatewayCPU(t.pid), gatewaySyscalls(t.pid)
+	cpu0, user0, sys0 := gatewayCPU(t.pid), gatewayUserCPU(t.pid), gatewaySyscalls(t.pid)
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -89,7 +90,7 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	}
 	wg.Wait()
 	s.elapsed = time.Since(start)
-	s.cpu = gatewayCPU(t.pid) - cpu0
+	s.cpu, s.user = gatewayCPU(t.pid)-cpu0, gatewayUserCPU(t.pid)-user0
 	s.syscalls = gatewaySyscalls(t.pid) - sys0
 	s.allocs = -1
 	if m0, m1 := mallocs0, mallocs(t); m0 >= 0 && m1 >= 0 {
@@ -101,11 +102,16 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	return s
 }
 
-func gatewayCPU(pid int) time.Duration {
+func gatewayCPU(pid int) time.Duration     { return gatewayTime(pid, proc.TreeCPU) }
+func gatewayUserCPU(pid int) time.Duration { return gatewayTime(pid, proc.TreeUserCPU) }
+
+// gatewayTime is what of a gateway's process tree (pid 0: none) f reads,
+// or 0 when it cannot be read.
+func gatewayTime(pid int, f func(int) (time.Duration, error)) time.Duration {
 	if pid == 0 {
 		return 0
 	}
-	d, err := proc.TreeCPU(pid)
+	d, err := f(pid)
 	if err != nil {
 		return 0
 	}

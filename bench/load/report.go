@@ -20,6 +20,7 @@ type round struct {
 	rps               float64
 	p50, p99, ttfb50  time.Duration
 	cpuPerReq         time.Duration
+	userShare         float64 // of cpuPerReq: the gateway's own code, not the kernel's
 	syscallsPerReq    float64
 	allocsPerReq      float64 // -1: the gateway does not say
 	addedP50, addedP9 time.Duration
@@ -46,6 +47,9 @@ func (r *results) add(k cellKey, n int, s sample) {
 	}
 	if s.requests > 0 {
 		rd.cpuPerReq = s.cpu / time.Duration(s.requests)
+		if s.cpu > 0 {
+			rd.userShare = float64(s.user) / float64(s.cpu)
+		}
 		rd.syscallsPerReq = float64(s.syscalls) / float64(s.requests)
 		if s.allocs >= 0 {
 			rd.allocsPerReq = s.allocs / float64(s.requests)
@@ -103,7 +107,7 @@ func fmtMS(v float64) string { return fmt.Sprintf("%.3f", v/float64(time.Millise
 // target, the ratios the issue sets, and the added latency at c=1.
 func (r *results) print(cfg config, targets []*target) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "target\tstream\tconc\treq/s\tp50 ms\tp99 ms\tadded p50 ms\tadded p99 ms\tTTFB p50 ms\tCPU µs/req\tsyscalls/req\tallocs/req\t\n")
+	fmt.Fprintf(w, "target\tstream\tconc\treq/s\tp50 ms\tp99 ms\tadded p50 ms\tadded p99 ms\tTTFB p50 ms\tCPU µs/req\tuser %%\tsyscalls/req\tallocs/req\t\n")
 	for _, stream := range []bool{false, true} {
 		for _, conc := range cfg.conc {
 			for _, t := range targets {
@@ -113,7 +117,7 @@ func (r *results) print(cfg config, targets []*target) {
 				p50, _ := r.med(k, dur(func(x round) time.Duration { return x.p50 }))
 				p99, _ := r.med(k, dur(func(x round) time.Duration { return x.p99 }))
 				cols = append(cols, fmt.Sprintf("%.0f", rps), fmtMS(p50), fmtMS(p99))
-				a50, a99, ttfb, cpu, sc, al := "-", "-", "-", "-", "-", "-"
+				a50, a99, ttfb, cpu, user, sc, al := "-", "-", "-", "-", "-", "-", "-"
 				if t.name != "direct" {
 					v, _ := r.med(k, dur(func(x round) time.Duration { return x.addedP50 }))
 					a50 = fmtMS(v)
@@ -121,6 +125,8 @@ func (r *results) print(cfg config, targets []*target) {
 					a99 = fmtMS(v)
 					v, _ = r.med(k, cpuUS)
 					cpu = fmt.Sprintf("%.1f", v)
+					v, _ = r.med(k, func(x round) float64 { return x.userShare })
+					user = fmt.Sprintf("%.0f", 100*v)
 					v, _ = r.med(k, func(x round) float64 { return x.syscallsPerReq })
 					sc = fmt.Sprintf("%.1f", v)
 				}
@@ -131,7 +137,7 @@ func (r *results) print(cfg config, targets []*target) {
 				if v, _ := r.med(k, allocs); v >= 0 && t.name != "direct" {
 					al = fmt.Sprintf("%.0f", v)
 				}
-				fmt.Fprintln(w, strings.Join(append(cols, a50, a99, ttfb, cpu, sc, al), "\t")+"\t")
+				fmt.Fprintln(w, strings.Join(append(cols, a50, a99, ttfb, cpu, user, sc, al), "\t")+"\t")
 			}
 		}
 	}

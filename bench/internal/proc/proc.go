@@ -136,27 +136,40 @@ func Field(line, key string) string {
 
 // CPUTime is the process's user+system CPU time, from /proc/PID/stat.
 func CPUTime(pid int) (time.Duration, error) {
+	user, system, err := cpuTimes(pid)
+	return user + system, err
+}
+
+// UserTime is the process's user CPU time alone: with CPUTime, it tells
+// a gateway's own work from the kernel's (system calls, the network
+// stack) on its behalf.
+func UserTime(pid int) (time.Duration, error) {
+	user, _, err := cpuTimes(pid)
+	return user, err
+}
+
+func cpuTimes(pid int) (user, system time.Duration, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The command name may hold spaces; the fields after it are fixed.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
+		return 0, 0, fmt.Errorf("unexpected /proc/%d/stat", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+		return 0, 0, fmt.Errorf("short /proc/%d/stat", pid)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unparsable /proc/%d/stat", pid)
+		return 0, 0, fmt.Errorf("unparsable /proc/%d/stat", pid)
 	}
 	// USER_HZ is 100 on every Linux platform Go supports.
 	const tick = 10 * time.Millisecond
-	return time.Duration(utime+stime) * tick, nil
+	return time.Duration(utime) * tick, time.Duration(stime) * tick, nil
 }
 
 // Syscalls is how many read and write system calls the process has made

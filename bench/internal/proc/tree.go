@@ -50,6 +50,11 @@ func TreeCPU(pid int) (time.Duration, error) {
 	return sumTree(pid, CPUTime)
 }
 
+// TreeUserCPU is UserTime summed over Tree(pid).
+func TreeUserCPU(pid int) (time.Duration, error) {
+	return sumTree(pid, UserTime)
+}
+
 // TreeSyscalls is Syscalls summed over Tree(pid).
 func TreeSyscalls(pid int) (int64, error) {
 	return sumTree(pid, Syscalls)
