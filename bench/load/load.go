@@ -59,7 +59,7 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	var mu sync.Mutex
 	var s sample
 	mallocs0 := mallocs(t)
-	cpu0, user0, sys0 := gatewayCPU(t.pid), gatewayUserCPU(t.pid), gatewaySyscalls(t.pid)
+	cpu0, sys0 := gatewayCPU(t.pid), gatewaySyscalls(t.pid)
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -90,7 +90,8 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	}
 	wg.Wait()
 	s.elapsed = time.Since(start)
-	s.cpu, s.user = gatewayCPU(t.pid)-cpu0, gatewayUserCPU(t.pid)-user0
+	cpu1 := gatewayCPU(t.pid)
+	s.cpu, s.user = cpu1.Total()-cpu0.Total(), cpu1.User-cpu0.User
 	s.syscalls = gatewaySyscalls(t.pid) - sys0
 	s.allocs = -1
 	if m0, m1 := mallocs0, mallocs(t); m0 >= 0 && m1 >= 0 {
@@ -102,20 +103,17 @@ func run(t *target, stream bool, conc int, d time.Duration) sample {
 	return s
 }
 
-func gatewayCPU(pid int) time.Duration     { return gatewayTime(pid, proc.TreeCPU) }
-func gatewayUserCPU(pid int) time.Duration { return gatewayTime(pid, proc.TreeUserCPU) }
-
-// gatewayTime is what of a gateway's process tree (pid 0: none) f reads,
-// or 0 when it cannot be read.
-func gatewayTime(pid int, f func(int) (time.Duration, error)) time.Duration {
+// gatewayCPU is the CPU time of a gateway's process tree (pid 0: none),
+// zero when it cannot be read.
+func gatewayCPU(pid int) proc.CPU {
 	if pid == 0 {
-		return 0
+		return proc.CPU{}
 	}
-	d, err := f(pid)
+	c, err := proc.TreeCPU(pid)
 	if err != nil {
-		return 0
+		return proc.CPU{}
 	}
-	return d
+	return c
 }
 
 func gatewaySyscalls(pid int) int64 {

@@ -107,7 +107,7 @@ func fmtMS(v float64) string { return fmt.Sprintf("%.3f", v/float64(time.Millise
 // target, the ratios the issue sets, and the added latency at c=1.
 func (r *results) print(cfg config, targets []*target) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "target\tstream\tconc\treq/s\tp50 ms\tp99 ms\tadded p50 ms\tadded p99 ms\tTTFB p50 ms\tCPU µs/req\tuser %%\tsyscalls/req\tallocs/req\t\n")
+	fmt.Fprintf(w, "target\tstream\tconc\treq/s\tp50 ms\tp99 ms\tadded p50 ms\tadded p99 ms\tTTFB p50 ms\tCPU µs/req\tuser %%\tread+write calls/req\tallocs/req\t\n")
 	for _, stream := range []bool{false, true} {
 		for _, conc := range cfg.conc {
 			for _, t := range targets {

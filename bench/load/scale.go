@@ -164,7 +164,7 @@ func scaleRun(t *target, base string, c scaleConfig, heapFile string) (scaleSamp
 		profErr = fetchProfile(t.admin+"/debug/pprof/heap", 0, heapFile)
 	}
 	<-done
-	s.cpu = gatewayCPU(t.pid) - cpu0
+	s.cpu = gatewayCPU(t.pid).Total() - cpu0.Total()
 	if err := errors.Join(append(errs, profErr)...); err != nil {
 		return s, err
 	}

@@ -107,7 +107,9 @@ type conn struct {
 	// there are bytes to read (see park): a stream waiting on its
 	// upstream, or an idle connection, holds none.
 	br *bufio.Reader
-	// shell is the empty reader value park swaps into br; nil while parked.
+	// shell is a spare reader value: park moves br's contents, buffer and
+	// all, into it and gives it to the pool; unpark takes a full one from
+	// the pool, and the emptied value becomes the shell. nil while parked.
 	shell     *bufio.Reader
 	parked    bool
 	head      headLimit

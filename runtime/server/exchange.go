@@ -68,6 +68,7 @@ func (s *Server) release(x *exchange) {
 	x.body.Release()
 	x.caps = caps.Reader{} // drop the reference to the recycled body
 	x.px, x.rec, x.snap, x.r, x.trace = proxy.Exchange{}, record.Record{}, nil, nil, nil
+	x.decision = route.Decision{} // it points into the snapshot's graph
 	x.w.reset(nil, 0)
 	s.exchanges.Put(x)
 }

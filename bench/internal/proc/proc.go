@@ -134,18 +134,18 @@ func Field(line, key string) string {
 	return ""
 }
 
-// CPUTime is the process's user+system CPU time, from /proc/PID/stat.
-func CPUTime(pid int) (time.Duration, error) {
-	user, system, err := cpuTimes(pid)
-	return user + system, err
-}
+// CPU is a process's CPU time: user, in its own code, and system, the
+// kernel's on its behalf (system calls, the network stack). Read together,
+// the two tell where a gateway's cost lies.
+type CPU struct{ User, System time.Duration }
 
-// UserTime is the process's user CPU time alone: with CPUTime, it tells
-// a gateway's own work from the kernel's (system calls, the network
-// stack) on its behalf.
-func UserTime(pid int) (time.Duration, error) {
-	user, _, err := cpuTimes(pid)
-	return user, err
+// Total is user and system time together.
+func (c CPU) Total() time.Duration { return c.User + c.System }
+
+// CPUTime is the process's CPU time, from /proc/PID/stat.
+func CPUTime(pid int) (CPU, error) {
+	user, system, err := cpuTimes(pid)
+	return CPU{user, system}, err
 }
 
 func cpuTimes(pid int) (user, system time.Duration, err error) {

@@ -46,13 +46,16 @@ func parentOf(pid int) (int, error) {
 }
 
 // TreeCPU is CPUTime summed over Tree(pid).
-func TreeCPU(pid int) (time.Duration, error) {
-	return sumTree(pid, CPUTime)
-}
-
-// TreeUserCPU is UserTime summed over Tree(pid).
-func TreeUserCPU(pid int) (time.Duration, error) {
-	return sumTree(pid, UserTime)
+func TreeCPU(pid int) (CPU, error) {
+	var total CPU
+	for _, p := range Tree(pid) {
+		c, err := CPUTime(p)
+		if err != nil {
+			return CPU{}, err
+		}
+		total.User, total.System = total.User+c.User, total.System+c.System
+	}
+	return total, nil
 }
 
 // TreeSyscalls is Syscalls summed over Tree(pid).
