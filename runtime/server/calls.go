@@ -68,9 +68,8 @@ func (s *Server) call(x *exchange, k plan.ServiceKind, name, rest string, raw *[
 	if p == nil {
 		return dialect.Errorf(http.StatusNotFound, dialect.CodeRouteNotFound, "this gateway serves no %s traffic", k)
 	}
-	if !s.ledgerReady() {
-		return dialect.Errorf(http.StatusServiceUnavailable, dialect.CodeNotReady,
-			"the budget ledger is still replaying its log; try another node or again shortly")
+	if e := s.checkLedger(); e != nil {
+		return e
 	}
 	if e := s.authenticate(x, true); e != nil {
 		return e

@@ -42,11 +42,8 @@ func (s *Server) end(x *exchange) {
 // checkRequest runs every check that needs no upstream, in the order a
 // client would fix them: method, key, headers, body, model.
 func (s *Server) checkRequest(x *exchange, route plan.Route) *dialect.Error {
-	if !s.ledgerReady() {
-		// An empty replica knows no suspension and no spend: serving on it
-		// would ignore both.
-		return dialect.Errorf(http.StatusServiceUnavailable, dialect.CodeNotReady,
-			"the budget ledger is still replaying its log; try another node or again shortly")
+	if e := s.checkLedger(); e != nil {
+		return e
 	}
 	if r := x.r; r.Method != http.MethodPost {
 		x.w.Header().Set("Allow", http.MethodPost)

@@ -131,6 +131,11 @@ func (s *Server) answerPreflight(x *exchange, rt plan.Route) *dialect.Error {
 	}
 	x.rec.Origin = a.Serve.Origin
 	x.rec.SetOriginHeader(x.w.Header())
+	return writePreflight(x, a)
+}
+
+// writePreflight answers a preflight with its report a, as JSON.
+func writePreflight(x *exchange, a any) *dialect.Error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return dialect.Errorf(http.StatusInternalServerError, dialect.CodeInternal, "encoding the preflight answer: %v", err)

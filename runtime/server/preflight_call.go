@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/pistra/pistra/runtime/agentcall"
@@ -51,11 +50,5 @@ func (s *Server) answerPreflightCall(x *exchange, k plan.ServiceKind) *dialect.E
 	if e := c.Check(method); e != nil {
 		return e
 	}
-	b, err := json.Marshal(a)
-	if err != nil {
-		return dialect.Errorf(http.StatusInternalServerError, dialect.CodeInternal, "encoding the preflight answer: %v", err)
-	}
-	x.rec.Status = http.StatusOK
-	dialect.WriteJSON(&x.w, http.StatusOK, b)
-	return nil
+	return writePreflight(x, a)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/pistra/pistra/runtime/dialect"
 )
 
 // readyz reports ready once a snapshot serves and the ledger's replica has
@@ -30,6 +32,17 @@ func (s *Server) readyz(w http.ResponseWriter) {
 		return
 	}
 	writePlain(w, http.StatusOK, "ready\n")
+}
+
+// checkLedger refuses traffic while the ledger is not ready: an empty
+// replica knows no suspension and no spend, and serving on it would ignore
+// both.
+func (s *Server) checkLedger() *dialect.Error {
+	if s.ledgerReady() {
+		return nil
+	}
+	return dialect.Errorf(http.StatusServiceUnavailable, dialect.CodeNotReady,
+		"the budget ledger is still replaying its log; try another node or again shortly")
 }
 
 // ledgerReady reports whether the ledger, if any, has replayed what its

@@ -65,9 +65,8 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, route plan.Rout
 // checkSession runs the checks an upgrade needs before routing: the
 // ledger, the method, the key as each SDK sends it, and Realtime's model.
 func (s *Server) checkSession(x *exchange, route plan.Route) *dialect.Error {
-	if !s.ledgerReady() {
-		return dialect.Errorf(http.StatusServiceUnavailable, dialect.CodeNotReady,
-			"the budget ledger is still replaying its log; try another node or again shortly")
+	if e := s.checkLedger(); e != nil {
+		return e
 	}
 	if r := x.r; r.Method != http.MethodGet {
 		x.w.Header().Set("Allow", http.MethodGet)
