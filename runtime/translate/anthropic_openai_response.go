@@ -43,7 +43,7 @@ func OpenAIToAnthropicResponse(body []byte, model string) ([]byte, meter.Usage, 
 	usage := meter.ReadUsage(meter.ShapeChat, in.Usage)
 	refused := choice.Message.Refusal != nil && *choice.Message.Refusal != ""
 	stop, seq := stopReason(choice.FinishReason, choice.StopReason, len(choice.Message.ToolCalls) > 0, refused)
-	out, err := marshal(antClientResponse{
+	out, err := marshal(antClientResponse[antClientUsage]{
 		ID: in.ID, Type: "message", Role: "assistant", Model: cmp.Or(in.Model, model), Content: content,
 		StopReason: stop, StopSequence: seq, Usage: anthropicUsage(usage),
 	})

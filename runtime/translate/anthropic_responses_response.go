@@ -55,7 +55,7 @@ func ResponsesToAnthropicResponse(body []byte, model string) ([]byte, meter.Usag
 		}
 	}
 	usage := meter.ReadUsage(meter.ShapeResponses, in.Usage)
-	out, err := marshal(antFullResponse{
+	out, err := marshal(antClientResponse[antFullUsage]{
 		ID: messageID(in.ID), Type: "message", Role: "assistant", Model: cmp.Or(in.Model, model), Content: content,
 		StopReason: antStopReason(in.IncompleteDetails, calls, refused), Usage: fullAnthropicUsage(usage),
 	})
@@ -98,19 +98,6 @@ func antStopReason(incomplete *respIncomplete, calls, refused bool) string {
 		return "tool_use"
 	}
 	return "end_turn"
-}
-
-// antFullResponse is a message for an Anthropic client with every usage
-// split, which a Responses upstream reports.
-type antFullResponse struct {
-	ID           string       `json:"id"`
-	Type         string       `json:"type"`
-	Role         string       `json:"role"`
-	Model        string       `json:"model"`
-	Content      []antBlock   `json:"content"`
-	StopReason   string       `json:"stop_reason"`
-	StopSequence *string      `json:"stop_sequence"`
-	Usage        antFullUsage `json:"usage"`
 }
 
 // antFullUsage is Anthropic usage with the cache writes and the thinking

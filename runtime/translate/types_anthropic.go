@@ -116,16 +116,18 @@ type antResponse struct {
 	Usage json.RawMessage `json:"usage"`
 }
 
-// antClientResponse is a non-stream message as written for a client.
-type antClientResponse struct {
-	ID           string         `json:"id"`
-	Type         string         `json:"type"`
-	Role         string         `json:"role"`
-	Model        string         `json:"model"`
-	Content      []antBlock     `json:"content"`
-	StopReason   string         `json:"stop_reason"`
-	StopSequence *string        `json:"stop_sequence"`
-	Usage        antClientUsage `json:"usage"`
+// antClientResponse is a non-stream message as written for a client, with
+// the usage its upstream could report: antClientUsage, or antFullUsage from
+// a Responses upstream.
+type antClientResponse[U antClientUsage | antFullUsage] struct {
+	ID           string     `json:"id"`
+	Type         string     `json:"type"`
+	Role         string     `json:"role"`
+	Model        string     `json:"model"`
+	Content      []antBlock `json:"content"`
+	StopReason   string     `json:"stop_reason"`
+	StopSequence *string    `json:"stop_sequence"`
+	Usage        U          `json:"usage"`
 }
 
 // antClientUsage is usage as written for an Anthropic client.
