@@ -21,7 +21,6 @@ package h1
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -117,9 +116,9 @@ type conn struct {
 	addr      string
 	idleSince time.Time
 	peek      *peeker
-	// abort wakes a blocked read or write at once: a request's context
-	// ended.
-	abort func()
+	// abort wakes a blocked read or write at once: the request's cut
+	// fired.
+	abort func(error)
 }
 
 // headLimit bounds what a connection's reader takes off the socket while
@@ -238,6 +237,27 @@ var aLongTimeAgo = time.Unix(1, 0)
 // closing it early closes the connection. Cancelling req's context aborts
 // the request, body included.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
+	cut := new(Cut)
+	cut.Follow(req.Context())
+	resp, err := c.Do(req, cut)
+	if err != nil {
+		cut.Stop()
+		return nil, err
+	}
+	resp.Body.(*body).ownCut = true
+	return resp, nil
+}
+
+// Do is RoundTrip with the request ended early by cut, not by its
+// context: the context is only read for its values (an httptrace
+// ClientTrace). req.Body is closed whatever happens, as a RoundTripper's
+// must be.
+func (c *Client) Do(req *http.Request, cut *Cut) (resp *http.Response, err error) {
+	defer func() {
+		if err != nil && req.Body != nil {
+			req.Body.Close() // the body of the last try; one already sent is closed twice, which is allowed
+		}
+	}()
 	if req.URL.Scheme != "http" {
 		return nil, fmt.Errorf("h1: scheme %q: only http is served", req.URL.Scheme)
 	}
@@ -247,14 +267,13 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := checkHeaders(req.Header); err != nil {
 		return nil, err
 	}
-	ctx := req.Context()
 	addr := hostPort(req.URL.Host)
 	for {
-		cn, reused, err := c.get(ctx, addr)
+		cn, reused, err := c.get(req.Context(), cut, addr)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := c.exchange(ctx, cn, req)
+		resp, err = c.exchange(cut, cn, req)
 		if err == nil {
 			return resp, nil
 		}
@@ -263,8 +282,8 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		// it. When the request could not even be written, nothing reached
 		// the upstream and it is safe to send again on a fresh connection.
 		var nw nothingWritten
-		if !reused || !errors.As(err, &nw) || (req.Body != nil && req.GetBody == nil) || ctx.Err() != nil {
-			return nil, ctxErr(ctx, err)
+		if !reused || !errors.As(err, &nw) || (req.Body != nil && req.GetBody == nil) || cut.Cause() != nil {
+			return nil, cut.err(err)
 		}
 		if req.Body == nil {
 			continue
@@ -297,9 +316,12 @@ type nothingWritten struct{ error }
 
 func (e nothingWritten) Unwrap() error { return e.error }
 
-// exchange writes req on cn and reads the response head.
-func (c *Client) exchange(ctx context.Context, cn *conn, req *http.Request) (*http.Response, error) {
-	stop := context.AfterFunc(ctx, cn.abort)
+// exchange writes req on cn and reads the response head, cut aborting
+// the connection's I/O until the body is released.
+func (c *Client) exchange(cut *Cut, cn *conn, req *http.Request) (*http.Response, error) {
+	if !cut.Watch(cn.abort) {
+		return nil, nothingWritten{cut.Cause()}
+	}
 	before := cn.sent.n
 	err := cn.write(req)
 	if err != nil && cn.sent.n == before {
@@ -307,20 +329,20 @@ func (c *Client) exchange(ctx context.Context, cn *conn, req *http.Request) (*ht
 	}
 	// Callers that lend the body's memory wait for this report before
 	// reusing it, as they do with net/http's Transport.
-	if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.WroteRequest != nil {
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{Err: err})
 	}
 	if err != nil {
-		stop()
+		cut.Unwatch()
 		return nil, err
 	}
 	cn.waitReadable() // the upstream thinks: the connection holds no buffer meanwhile
 	resp, err := c.readResponse(cn, req)
 	if err != nil {
-		stop()
+		cut.Unwatch()
 		return nil, fmt.Errorf("h1: reading response: %w", err)
 	}
-	b := &body{c: c, cn: cn, r: resp.Body, ctx: ctx, stop: stop, reusable: !resp.Close}
+	b := &body{c: c, cn: cn, r: resp.Body, cut: cut, reusable: !resp.Close}
 	resp.Body = b
 	return resp, nil
 }
@@ -350,11 +372,13 @@ func (c *Client) readResponse(cn *conn, req *http.Request) (*http.Response, erro
 
 // body is a response body that gives its connection back once read whole.
 type body struct {
-	c        *Client
-	cn       *conn
-	r        io.ReadCloser
-	ctx      context.Context
-	stop     func() bool
+	c   *Client
+	cn  *conn
+	r   io.ReadCloser
+	cut *Cut
+	// ownCut: RoundTrip made cut for this request alone, and the body
+	// stops it once released.
+	ownCut   bool
 	reusable bool
 	sawEOF   bool // touched by Read only
 	done     atomic.Bool
@@ -374,8 +398,8 @@ func (b *body) Read(p []byte) (int, error) {
 		b.sawEOF = true
 		b.release(true)
 	case err != nil:
+		err = b.cut.err(err) // before release, which stops a cut of RoundTrip's own
 		b.release(false)
-		err = ctxErr(b.ctx, err)
 	}
 	return n, err
 }
@@ -406,25 +430,20 @@ func (b *body) release(whole bool) {
 	if !b.done.CompareAndSwap(false, true) {
 		return
 	}
-	// stop reports false when the context's func already ran, leaving a
-	// deadline in the past on the connection.
-	// A read that already met the peer's end (its last bytes and the close
-	// in one fill) leaves a connection the next request would fail on.
-	if b.stop() && whole && b.reusable && b.cn.br.Buffered() == 0 && b.cn.head.err == nil {
+	// Unwatch reports false when the cut fired, leaving a deadline in the
+	// past on the connection. A read that already met the peer's end (its
+	// last bytes and the close in one fill) leaves a connection the next
+	// request would fail on.
+	reuse := b.cut.Unwatch() && whole && b.reusable && b.cn.br.Buffered() == 0 && b.cn.head.err == nil
+	if b.ownCut {
+		b.cut.Stop() // unwatched already: it no longer touches the connection
+	}
+	if reuse {
 		b.cn.park() // an idle connection holds no buffer
 		b.c.put(b.cn)
 		return
 	}
 	b.cn.nc.Close()
-}
-
-// ctxErr prefers the context's cause when the context ended the request, so
-// callers see why (a timeout, the client leaving) rather than an I/O error.
-func ctxErr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%w (%w)", context.Cause(ctx), err)
-	}
-	return err
 }
 
 func hostPort(host string) string {

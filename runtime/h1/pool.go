@@ -15,12 +15,13 @@ func newConn(nc net.Conn, addr string) *conn {
 	cn := &conn{nc: nc, addr: addr, head: headLimit{r: nc, left: -1}, peek: newPeeker(nc)}
 	cn.br, cn.parked = new(bufio.Reader), true
 	cn.sent.nc = nc
-	cn.abort = func() { nc.SetDeadline(aLongTimeAgo) }
+	cn.abort = func(error) { nc.SetDeadline(aLongTimeAgo) }
 	return cn
 }
 
-// get returns a live idle connection to addr, or dials one.
-func (c *Client) get(ctx context.Context, addr string) (cn *conn, reused bool, err error) {
+// get returns a live idle connection to addr, or dials one: within ctx,
+// and cut aborting the dial.
+func (c *Client) get(ctx context.Context, cut *Cut, addr string) (cn *conn, reused bool, err error) {
 	now := time.Now()
 	for {
 		c.mu.Lock()
@@ -38,9 +39,15 @@ func (c *Client) get(ctx context.Context, addr string) (cn *conn, reused bool, e
 		}
 		cn.nc.Close()
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if !cut.Watch(cancel) {
+		return nil, false, cut.Cause()
+	}
 	nc, err := c.dialer.DialContext(ctx, "tcp", addr)
+	cut.Unwatch()
 	if err != nil {
-		return nil, false, ctxErr(ctx, err)
+		return nil, false, cut.err(err)
 	}
 	return newConn(nc, addr), false, nil
 }

@@ -2,7 +2,6 @@ package h1_test
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -90,15 +89,14 @@ func TestCancelWhileWaitingReady(t *testing.T) {
 			s := chunkServer(t, next)
 			t.Cleanup(func() { close(next) }) // before the server's cleanup, which waits for its handler
 			c := newClient(t, 4, time.Minute)
-			ctx, cancel := context.WithCancelCause(guardCtx(t))
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/", nil)
-			resp, err := c.RoundTrip(req)
+			roundTrip, cancel := tc.send(t, c, s.url+"/")
+			resp, err := roundTrip()
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
 			done := waitReadyAsync(resp.Body)
-			cancel(tc.cause)
+			cancel()
 			waitSignal(t, done, "WaitReady after cancel")
 			if _, err := resp.Body.Read(make([]byte, 64)); !errors.Is(err, tc.want) {
 				t.Fatalf("read error %v does not wrap %v", err, tc.want)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -33,11 +34,19 @@ func TestRefusedBeforeSending(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequestWithContext(guardCtx(t), http.MethodPost, s.URL+"/", nil)
+			req, _ := http.NewRequestWithContext(guardCtx(t), http.MethodPost, s.URL+"/", strings.NewReader("x"))
 			tc.build(req)
+			var body *closeCount
+			if req.Body != nil {
+				body = &closeCount{ReadCloser: req.Body}
+				req.Body = body
+			}
 			if resp, err := c.RoundTrip(req); err == nil {
 				resp.Body.Close()
 				t.Fatal("RoundTrip succeeded")
+			}
+			if body != nil && body.n.Load() == 0 {
+				t.Fatal("the refused request's body was not closed")
 			}
 		})
 	}
@@ -45,6 +54,17 @@ func TestRefusedBeforeSending(t *testing.T) {
 	// dialled by a refused request would have been counted before this.
 	mustGet(t, c, s.URL+"/")
 	s.wantNewConns(t, 1)
+}
+
+// closeCount counts the Close calls on a request body.
+type closeCount struct {
+	io.ReadCloser
+	n atomic.Int32
+}
+
+func (b *closeCount) Close() error {
+	b.n.Add(1)
+	return b.ReadCloser.Close()
 }
 
 // rawRequest is a request head as it came off the wire, and its body.

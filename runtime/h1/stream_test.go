@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pistra/pistra/runtime/h1"
 )
 
 // TestStreamedEventsArriveOneByOne proves incremental delivery: the server
@@ -80,14 +82,32 @@ func readEvent(t *testing.T, br *bufio.Reader) string {
 
 var errClientGone = errors.New("client went away")
 
-// cancelCases cancel a request with and without a cause of their own.
-var cancelCases = []struct {
+// cancelCase ends a request early: through its context, with and without
+// a cause of its own, or by firing the Cut that Do watches.
+type cancelCase struct {
 	name  string
-	cause error // passed to the CancelCauseFunc
+	cause error // passed to the CancelCauseFunc or to Fire
 	want  error // what the error must wrap
-}{
-	{"plain", nil, context.Canceled},
-	{"cause", errClientGone, errClientGone},
+	byCut bool
+}
+
+var cancelCases = []cancelCase{
+	{"plain", nil, context.Canceled, false},
+	{"cause", errClientGone, errClientGone, false},
+	{"cut", errClientGone, errClientGone, true},
+	{"cut without cause", nil, context.Canceled, true},
+}
+
+// send makes a GET of url whose round trip cancel ends the case's way.
+func (tc cancelCase) send(t *testing.T, c *h1.Client, url string) (roundTrip func() (*http.Response, error), cancel func()) {
+	ctx, cancelCtx := context.WithCancelCause(guardCtx(t))
+	t.Cleanup(func() { cancelCtx(nil) })
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if !tc.byCut {
+		return func() (*http.Response, error) { return c.RoundTrip(req) }, func() { cancelCtx(tc.cause) }
+	}
+	cut := new(h1.Cut)
+	return func() (*http.Response, error) { return c.Do(req, cut) }, func() { cut.Fire(tc.cause) }
 }
 
 // abortServer answers /ok at once. On /hold it signals arrived, optionally
@@ -127,19 +147,18 @@ func TestCancelWhileWaitingForHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, arrived, aborted := abortServer(t, false)
 			c := newClient(t, 4, time.Minute)
-			ctx, cancel := context.WithCancelCause(guardCtx(t))
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/hold", nil)
+			roundTrip, cancel := tc.send(t, c, s.URL+"/hold")
 			type result struct {
 				resp *http.Response
 				err  error
 			}
 			res := make(chan result, 1)
 			go func() {
-				resp, err := c.RoundTrip(req)
+				resp, err := roundTrip()
 				res <- result{resp, err}
 			}()
 			waitSignal(t, arrived, "the request")
-			cancel(tc.cause)
+			cancel()
 			var r result
 			select {
 			case r = <-res:
@@ -165,9 +184,8 @@ func TestCancelWhileReadingBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _, aborted := abortServer(t, true)
 			c := newClient(t, 4, time.Minute)
-			ctx, cancel := context.WithCancelCause(guardCtx(t))
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/hold", nil)
-			resp, err := c.RoundTrip(req)
+			roundTrip, cancel := tc.send(t, c, s.URL+"/hold")
+			resp, err := roundTrip()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +197,7 @@ func TestCancelWhileReadingBody(t *testing.T) {
 				_, err := br.ReadByte() // blocks: nothing more is sent
 				res <- err
 			}()
-			cancel(tc.cause)
+			cancel()
 			select {
 			case err = <-res:
 			case <-time.After(guard):

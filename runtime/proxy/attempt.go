@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pistra/pistra/runtime/h1"
 	"github.com/pistra/pistra/runtime/meter"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
@@ -25,10 +26,11 @@ type attempt struct {
 	class class
 	// resp is set whenever the upstream answered, failed or not; its body
 	// is open until discard or relay.
-	resp   *http.Response
-	err    error
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	resp *http.Response
+	err  error
+	// cut ends the attempt early: its provider's timeout (errTimeout), its
+	// client leaving, or its end (finish).
+	cut h1.Cut
 	// dog enforces the provider's timeout, when it has one: on the wait
 	// for the response head, then through timed on every read of the body.
 	// Both live in the attempt so a timed attempt allocates no more.
@@ -68,15 +70,13 @@ var errTimeout = errors.New("upstream timeout")
 // upstream that goes quiet mid-answer is cut rather than waited on forever.
 func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *member, retry bool) *attempt {
 	a := &attempt{up: up, cand: c, start: time.Now(), route: x.Route, metrics: p.Metrics}
-	ctx, cancel := context.WithCancelCause(x.Body.traced(x.Client.Context()))
-	a.ctx, a.cancel = ctx, cancel
 	if up.Timeout > 0 {
 		a.dog.Start(up.Timeout, a.timeOut)
 		a.dog.Begin()
 	}
 	a.askedUsage = x.asksUsage(c, up)
 	ch := up.Channel(c)
-	req := newRequest(ctx, x, ch, m.url(x, c, up), x.Body.forCandidate(c, a.askedUsage))
+	req := newRequest(x, ch, m.url(x, c, up), x.Body.forCandidate(c, a.askedUsage))
 	if c.Translate != plan.TranslateNone {
 		fitTranslatedHeaders(req.Header, &x.Body.xlat)
 	}
@@ -87,7 +87,7 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *m
 	if up.Transport != nil {
 		rt = up.Transport // the provider's own TLS (client certificate, CA)
 	}
-	resp, err := rt.RoundTrip(req)
+	resp, err := roundTrip(x.Client.Context(), rt, req, &a.cut)
 	if up.Timeout > 0 {
 		a.dog.End()
 		if a.timedOut() {
@@ -123,12 +123,11 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *m
 	return a
 }
 
-// timeOut is the watchdog's expiry: the attempt's context ends with
-// errTimeout as its cause.
-func (a *attempt) timeOut() { a.cancel(errTimeout) }
+// timeOut is the watchdog's expiry: the attempt is cut with errTimeout.
+func (a *attempt) timeOut() { a.cut.Fire(errTimeout) }
 
 // timedOut reports whether the provider's timeout ended the attempt.
-func (a *attempt) timedOut() bool { return errors.Is(context.Cause(a.ctx), errTimeout) }
+func (a *attempt) timedOut() bool { return errors.Is(a.cut.Cause(), errTimeout) }
 
 // gapTimedBody bounds each read of an upstream body by the provider's
 // timeout. Only the time a read waits counts, so a slow client never counts
@@ -183,8 +182,9 @@ func (a *attempt) dropAnswer() {
 	a.releaseRead()
 }
 
-// finish closes the attempt's body and releases its context and buffers,
-// and tells its metrics and span how it went.
+// finish closes the attempt's body, stops its cut (and so the watch of
+// its client), releases its buffers, and tells its metrics and span how
+// it went.
 func (a *attempt) finish() {
 	a.tell()
 	if a.resp != nil {
@@ -195,9 +195,7 @@ func (a *attempt) finish() {
 	if a.up != nil && a.up.Timeout > 0 {
 		a.dog.Stop() // every attempt ends here, whether or not it got a body
 	}
-	if a.cancel != nil {
-		a.cancel(context.Canceled)
-	}
+	a.cut.Stop()
 }
 
 func (a *attempt) releaseRead() {

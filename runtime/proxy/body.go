@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net/http/httptrace"
@@ -68,7 +67,7 @@ func ReadBounded(r io.Reader, buf *[]byte, max int64) error {
 // An http.Transport may still be writing a request body after RoundTrip
 // returns (an upstream can answer before reading it all), so Body counts
 // the upstream writes it starts and only recycles its buffers once the
-// transport has reported every one finished.
+// transport has closed every one, as a RoundTripper must, errors included.
 type Body struct {
 	raw  *[]byte
 	head dialect.Head
@@ -82,14 +81,30 @@ type Body struct {
 }
 
 // writes counts one request's upstream body writes still in progress. It
-// is fresh per request, so a late report from an abandoned request cannot
+// is fresh per request, so a late close from an abandoned request cannot
 // touch the next one's count.
-type writes struct {
-	pending atomic.Int32
-	trace   httptrace.ClientTrace
+type writes struct{ pending atomic.Int32 }
+
+// sentBody is one upstream write of a body: its close, which a transport
+// may make more than once, counts once. The embedded *bytes.Reader's
+// WriteTo lets a writer take the bytes in one write.
+type sentBody struct {
+	bytes.Reader
+	w      *writes
+	closed atomic.Bool
+	// trace reports the write to net/http's callers (cutRoundTrip), as
+	// its Transport closes only the wrapper it is sent in.
+	trace httptrace.ClientTrace
 }
 
-func (w *writes) wrote(httptrace.WroteRequestInfo) { w.pending.Add(-1) }
+func (s *sentBody) wrote(httptrace.WroteRequestInfo) { s.Close() }
+
+func (s *sentBody) Close() error {
+	if s.closed.CompareAndSwap(false, true) {
+		s.w.pending.Add(-1)
+	}
+	return nil
+}
 
 // Reset makes b hold raw (a pooled buffer, now owned by b) whose model
 // value is at f. What the body says about streaming is unknown until
@@ -98,7 +113,6 @@ func (b *Body) Reset(raw *[]byte, f dialect.ModelField) {
 	b.raw, b.head, b.edit, b.editModel, b.editAsk = raw, dialect.Head{Model: f}, nil, "", false
 	b.xlat = translation{}
 	b.writes = &writes{}
-	b.writes.trace.WroteRequest = b.writes.wrote
 }
 
 // SetStream records what the body says about streaming, read with its
@@ -177,15 +191,11 @@ func (b *Body) Sent() {
 	b.raw, b.edit, b.xlat.buf = nil, nil, nil
 }
 
-// traced returns ctx reporting b's finished upstream writes.
-func (b *Body) traced(ctx context.Context) context.Context {
-	return httptrace.WithClientTrace(ctx, &b.writes.trace)
-}
-
-// reader returns a reader over data for one upstream write. It is an
-// io.NopCloser over a *bytes.Reader on purpose: net/http recognizes that
-// as in-memory and sends headers and body in one write.
+// reader returns a reader over data for one upstream write, counted until
+// the transport closes it.
 func (b *Body) reader(data []byte) io.ReadCloser {
 	b.writes.pending.Add(1)
-	return io.NopCloser(bytes.NewReader(data))
+	s := &sentBody{w: b.writes}
+	s.Reset(data)
+	return s
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/textproto"
@@ -67,8 +66,9 @@ var (
 // scratch, so nothing (credential, model, header) leaks from one candidate
 // to the next: the credential and static headers are the channel's alone,
 // and a channel without a credential (a client-certificate upstream) gets
-// no credential header of any kind.
-func newRequest(ctx context.Context, x *Exchange, ch *upstream.Channel, u *url.URL, body []byte) *http.Request {
+// no credential header of any kind. It carries no context: roundTrip
+// gives the transport the client's.
+func newRequest(x *Exchange, ch *upstream.Channel, u *url.URL, body []byte) *http.Request {
 	static := ch.StaticHeaders()
 	h := make(http.Header, 8+len(static))
 	copyClientHeaders(h, x.Client.Header, ch.Dialect())
@@ -86,7 +86,7 @@ func newRequest(ctx context.Context, x *Exchange, ch *upstream.Channel, u *url.U
 	if k, v := ch.Credential(); k != "" {
 		h[k] = v
 	}
-	req := &http.Request{
+	return &http.Request{
 		Method:        http.MethodPost,
 		URL:           u,
 		Host:          u.Host,
@@ -98,7 +98,6 @@ func newRequest(ctx context.Context, x *Exchange, ch *upstream.Channel, u *url.U
 		GetBody:       func() (io.ReadCloser, error) { return x.Body.reader(body), nil },
 		ContentLength: int64(len(body)),
 	}
-	return req.WithContext(ctx)
 }
 
 // copyClientHeaders copies the allow-listed client headers meant for an

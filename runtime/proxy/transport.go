@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 
@@ -119,6 +122,46 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.lean.RoundTrip(req)
 	}
 	return t.std.RoundTrip(req)
+}
+
+// Do sends req, ended early when ctx (the client's) ends or cut fires.
+// The lean client watches cut alone, so cut follows ctx there; net/http's
+// watches a context, so it gets one derived from ctx that cut cancels.
+func (t *Transport) Do(ctx context.Context, req *http.Request, cut *h1.Cut) (*http.Response, error) {
+	if t.lean != nil && req.URL.Scheme == "http" && t.isDirect(req) {
+		cut.Follow(ctx)
+		return t.lean.Do(req, cut)
+	}
+	return cutRoundTrip(ctx, t.std, req, cut)
+}
+
+// cutter is a transport that ends a request on its cut (Transport).
+type cutter interface {
+	Do(context.Context, *http.Request, *h1.Cut) (*http.Response, error)
+}
+
+// roundTrip sends req on rt, ended early when ctx ends or cut fires.
+func roundTrip(ctx context.Context, rt http.RoundTripper, req *http.Request, cut *h1.Cut) (*http.Response, error) {
+	if c, ok := rt.(cutter); ok {
+		return c.Do(ctx, req, cut)
+	}
+	return cutRoundTrip(ctx, rt, req, cut)
+}
+
+// cutRoundTrip sends req on a transport that ends requests by their
+// context: one derived from ctx, cancelled when cut fires. net/http
+// writes a request's head and body in one write only for bodies it knows
+// to be in memory, so a counted body goes as the bytes.Reader it is,
+// counted done when the transport reports the write.
+func cutRoundTrip(ctx context.Context, rt http.RoundTripper, req *http.Request, cut *h1.Cut) (*http.Response, error) {
+	if b, ok := req.Body.(*sentBody); ok {
+		b.trace.WroteRequest = b.wrote
+		ctx = httptrace.WithClientTrace(ctx, &b.trace)
+		req.Body = io.NopCloser(&b.Reader)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	cut.Watch(cancel)
+	return rt.RoundTrip(req.WithContext(ctx))
 }
 
 func (t *Transport) isDirect(req *http.Request) bool {

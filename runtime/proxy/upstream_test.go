@@ -8,6 +8,7 @@ import (
 
 	"github.com/pistra/pistra/internal/testkit"
 	"github.com/pistra/pistra/runtime/dialect"
+	"github.com/pistra/pistra/runtime/h1"
 	"github.com/pistra/pistra/runtime/plan"
 )
 
@@ -78,7 +79,7 @@ func TestBodyRecyclesOnlyFinishedBuffers(t *testing.T) {
 		t.Fatalf("same model: %s", got)
 	}
 	first := b.forModel("up-1", false)
-	req, err := http.NewRequestWithContext(b.traced(context.Background()), http.MethodPost, "http://up.test/v1/x", b.reader(first))
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://up.test/v1/x", b.reader(first))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,8 @@ func TestBodyRecyclesOnlyFinishedBuffers(t *testing.T) {
 	}
 	// The transport writes the body only now, then reports it written.
 	up := testkit.NewUpstream(map[string][]testkit.Reply{testkit.AnyHost: {testkit.JSON(200, `{}`)}})
-	if _, err := up.RoundTrip(req); err != nil {
+	var cut h1.Cut
+	if _, err := roundTrip(context.Background(), up, req, &cut); err != nil {
 		t.Fatal(err)
 	}
 	if got := up.Calls("up.test")[0].Body; got != string(first) {
