@@ -52,12 +52,10 @@ func (c *Client) get(ctx context.Context, cut *Cut, addr string) (cn *conn, reus
 	return newConn(nc, addr), false, nil
 }
 
-// put returns a connection whose last response was read whole.
+// put returns a connection whose last response was read whole. It has
+// no deadline to clear: the only one ever set is a fired cut's, and a
+// connection whose cut fired is closed, not put back.
 func (c *Client) put(cn *conn) {
-	if err := cn.nc.SetDeadline(time.Time{}); err != nil {
-		cn.nc.Close()
-		return
-	}
 	cn.idleSince = time.Now()
 	c.mu.Lock()
 	list := c.idle[cn.addr]
