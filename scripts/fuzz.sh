@@ -20,6 +20,7 @@ done <<'TARGETS'
 ./runtime/translate 40000
 ./runtime/dialect 60000
 ./runtime/meter 50000
+./runtime/h1 30000
 ./runtime/proxy 30000
 ./runtime/server 2000
 TARGETS
