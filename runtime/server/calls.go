@@ -60,7 +60,7 @@ func (s *Server) call(x *exchange, k plan.ServiceKind, name, rest string, raw *[
 		if e := checkContentType(x.r); e != nil {
 			return e
 		}
-		if e := readBodyWithin(x.w.w, x.r, s.opts.BodyReadTimeout, s.opts.MaxBodyBytes, raw); e != nil {
+		if e := s.readBodyWithin(x, x.r, raw); e != nil {
 			return e
 		}
 	}

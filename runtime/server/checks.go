@@ -105,21 +105,27 @@ func checkContentType(r *http.Request) *dialect.Error {
 // of its request.
 type readDeadliner interface{ SetReadDeadline(time.Time) error }
 
-// readBodyWithin is readBody with the connection's read deadline set for
-// the time the body may take. It is lifted once the body is in; after a
-// failure it stays, so Go's server, which reads what is left of a body
-// before it answers, gives up on a stalled client too. Not http.Server's
-// ReadTimeout: that deadline stays on the connection while the handler
-// runs, and when it passes Go's server cancels the request's context,
-// cutting every stream longer than the timeout.
-func readBodyWithin(w http.ResponseWriter, r *http.Request, d time.Duration, limit int64, buf *[]byte) *dialect.Error {
-	rd, ok := w.(readDeadliner)
-	if ok && rd.SetReadDeadline(time.Now().Add(d)) != nil {
-		ok = false
+// readBodyWithin is readBody bounded by the server's body watch, which
+// cuts a body that takes longer than the body read timeout. After a
+// failure the connection keeps a read deadline, so Go's server, which
+// reads what is left of a body before it answers, gives up on a stalled
+// client too. Not http.Server's ReadTimeout: that deadline stays on the
+// connection while the handler runs, and when it passes Go's server
+// cancels the request's context, cutting every stream longer than the
+// timeout.
+func (s *Server) readBodyWithin(x *exchange, r *http.Request, buf *[]byte) *dialect.Error {
+	rd, ok := x.w.w.(readDeadliner)
+	if !ok {
+		return readBody(r, s.opts.MaxBodyBytes, buf)
 	}
-	e := readBody(r, limit, buf)
-	if ok && e == nil {
+	s.bodies.begin(&x.bodyRead, rd)
+	e := readBody(r, s.opts.MaxBodyBytes, buf)
+	cut := s.bodies.end(&x.bodyRead)
+	switch {
+	case e == nil && cut: // cut as the read ended: lift the deadline it left
 		rd.SetReadDeadline(time.Time{})
+	case e != nil && !cut:
+		rd.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout))
 	}
 	return e
 }

@@ -45,6 +45,8 @@ type exchange struct {
 	// metrics count; trace is its span, nil when not traced.
 	inference bool
 	trace     *tracing.Request
+	// bodyRead is the request body's read, while the body watch holds it.
+	bodyRead bodyRead
 }
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, route string, d plan.Dialect) *exchange {

@@ -70,7 +70,7 @@ func (s *Server) readRequest(x *exchange, route plan.Route) *dialect.Error {
 		return e
 	}
 	raw := proxy.GetBuffer()
-	if e := readBodyWithin(x.w.w, r, s.opts.BodyReadTimeout, s.opts.MaxBodyBytes, raw); e != nil {
+	if e := s.readBodyWithin(x, r, raw); e != nil {
 		proxy.PutBuffer(raw)
 		return e
 	}
