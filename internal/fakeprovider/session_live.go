@@ -76,11 +76,15 @@ func (f *fakeSession) liveTurn() error {
 		`"promptTokensDetails":[{"modality":"TEXT","tokenCount":%d}],"responseTokensDetails":[{"modality":"TEXT","tokenCount":%d}]},`+
 		`"serverContent":{"turnComplete":true,"modelTurn":{"parts":[{"text":%q}]}}}`,
 		u.Input, u.Output, u.Total, u.Input, u.Output, f.pad()))
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if i == len(msgs)-1 {
+			// Counted before the turn's last message goes, so a client that
+			// has read it finds it counted.
+			f.s.reported(u)
+		}
 		if err := f.send([]byte(m)); err != nil {
 			return err
 		}
 	}
-	f.s.reported(u)
 	return nil
 }

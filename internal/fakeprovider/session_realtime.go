@@ -41,9 +41,9 @@ func (f *fakeSession) realtime() error {
 			err = f.send(fmt.Appendf(nil, `{"type":"session.updated","event_id":"evt_u","session":{"id":"sess_1","type":"realtime","model":%q}}`, f.model))
 		case "input_audio_buffer.commit":
 			u := transcriptionUsage
+			f.s.reported(u) // before the client can have read it
 			err = f.send(fmt.Appendf(nil, `{"type":"conversation.item.input_audio_transcription.completed","event_id":"evt_t","item_id":"item_in","content_index":0,"transcript":"hello","usage":{"type":"tokens","input_tokens":%d,"output_tokens":%d,"total_tokens":%d,"input_token_details":{"text_tokens":0,"audio_tokens":%d}}}`,
 				u.Input, u.Output, u.Total, u.Input))
-			f.s.reported(u)
 		case "response.create":
 			if err = f.response(); err == nil {
 				err = f.afterResponse()

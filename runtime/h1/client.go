@@ -249,10 +249,10 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// Do is RoundTrip with the request ended early by cut, not by its
-// context: the context is only read for its values (an httptrace
-// ClientTrace). req.Body is closed whatever happens, as a RoundTripper's
-// must be.
+// Do is RoundTrip with the request ended early by cut. The request's
+// context is read for its values (an httptrace ClientTrace) and bounds a
+// dial, nothing else. req.Body is closed whatever happens, as a
+// RoundTripper's must be.
 func (c *Client) Do(req *http.Request, cut *Cut) (resp *http.Response, err error) {
 	defer func() {
 		if err != nil && req.Body != nil {
@@ -399,8 +399,8 @@ func (b *body) Read(p []byte) (int, error) {
 		b.sawEOF = true
 		b.release(true)
 	case err != nil:
-		err = b.cut.err(err) // before release, which stops a cut of RoundTrip's own
 		b.release(false)
+		err = b.cut.err(err)
 	}
 	return n, err
 }
@@ -437,7 +437,9 @@ func (b *body) release(whole bool) {
 	// request would fail on.
 	reuse := b.cut.Unwatch() && whole && b.reusable && b.cn.br.Buffered() == 0 && b.cn.head.err == nil
 	if b.ownCut {
-		b.cut.Stop() // unwatched already: it no longer touches the connection
+		// Not Stop: a Read racing this Close would report its closed
+		// connection as a cancel.
+		b.cut.unfollowContext()
 	}
 	if reuse {
 		b.cn.park() // an idle connection holds no buffer

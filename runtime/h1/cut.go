@@ -2,6 +2,7 @@ package h1
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -77,7 +78,7 @@ func (c *Cut) Unwatch() bool {
 // err prefers the cut's cause when it ended the request, so callers see
 // why (a timeout, the client leaving) rather than an I/O error.
 func (c *Cut) err(err error) error {
-	if cause := c.Cause(); cause != nil {
+	if cause := c.Cause(); cause != nil && !errors.Is(err, cause) {
 		return fmt.Errorf("%w (%w)", cause, err)
 	}
 	return err
@@ -98,6 +99,12 @@ func (c *Cut) Follow(ctx context.Context) {
 // (context.Canceled, unless it fired already) so whatever still watches
 // lets go.
 func (c *Cut) Stop() {
+	c.unfollowContext()
+	c.Fire(context.Canceled)
+}
+
+// unfollowContext stops Follow's watch, firing nothing.
+func (c *Cut) unfollowContext() {
 	c.mu.Lock()
 	unfollow := c.unfollow
 	c.unfollow = nil
@@ -105,5 +112,4 @@ func (c *Cut) Stop() {
 	if unfollow != nil {
 		unfollow()
 	}
-	c.Fire(context.Canceled)
 }

@@ -236,13 +236,31 @@ func validValue(v string) bool {
 func closes(h http.Header) bool {
 	for _, v := range h["Connection"] {
 		for tok := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(textproto.TrimString(tok), "close") {
+			if asciiFold(textproto.TrimString(tok), "close") {
 				delete(h, "Connection")
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// asciiFold is strings.EqualFold for ASCII letters only, as net/http
+// compares header tokens: "cloſe" (U+017F) is not "close".
+func asciiFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // lengthBody is a body of a known length. An end of the connection before

@@ -21,6 +21,7 @@ var headSeeds = []string{
 	"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nslow!",
 	"HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 1\r\n\r\nx",
 	"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx",
+	"HTTP/1.1 200 OK\r\nConnection: clo\xc5\xbfe\r\nContent-Length: 1\r\n\r\nx",
 	"HTTP/1.1 200 OK\r\nX-A: 1\r\nx-a: 2\r\nContent-Length: 3\r\n\r\nabcEXTRA",
 	"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
 	"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok",

@@ -66,8 +66,10 @@ func ReadBounded(r io.Reader, buf *[]byte, max int64) error {
 //
 // An http.Transport may still be writing a request body after RoundTrip
 // returns (an upstream can answer before reading it all), so Body counts
-// the upstream writes it starts and only recycles its buffers once the
-// transport has closed every one, as a RoundTripper must, errors included.
+// the upstream writes it starts and only recycles its buffers once every
+// one has ended: h1 closes the body when its write is done, net/http
+// reports the write (httptrace's WroteRequest). A write never reported
+// (a dial that failed) leaves the buffers to the collector.
 type Body struct {
 	raw  *[]byte
 	head dialect.Head
@@ -190,6 +192,13 @@ func (b *Body) Sent() {
 	}
 	b.raw, b.edit, b.xlat.buf = nil, nil, nil
 }
+
+// resentBody is a body for a transport's own resend (GetBody): a copy,
+// uncounted. net/http may close a resent body while it still reads it
+// (an HTTP/2 stream reset, a cancelled write), and nothing it reports
+// then tells which write ended; a copy is safe whenever the buffers
+// recycle. Resends are rare: a reused connection found dead.
+func resentBody(data []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(bytes.Clone(data))) }
 
 // reader returns a reader over data for one upstream write, counted until
 // the transport closes it.

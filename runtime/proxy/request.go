@@ -95,7 +95,7 @@ func newRequest(x *Exchange, ch *upstream.Channel, u *url.URL, body []byte) *htt
 		ProtoMinor:    1,
 		Header:        h,
 		Body:          x.Body.reader(body),
-		GetBody:       func() (io.ReadCloser, error) { return x.Body.reader(body), nil },
+		GetBody:       func() (io.ReadCloser, error) { return resentBody(body), nil },
 		ContentLength: int64(len(body)),
 	}
 }

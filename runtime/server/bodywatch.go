@@ -59,7 +59,7 @@ func (b *bodyWatch) end(r *bodyRead) (cut bool) {
 }
 
 func (b *bodyWatch) run() {
-	t := time.NewTicker(b.limit / bodyTicks)
+	t := time.NewTicker(max(b.limit/bodyTicks, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {

@@ -122,12 +122,21 @@ func (s *Server) readBodyWithin(x *exchange, r *http.Request, buf *[]byte) *dial
 	e := readBody(r, s.opts.MaxBodyBytes, buf)
 	cut := s.bodies.end(&x.bodyRead)
 	switch {
-	case e == nil && cut: // cut as the read ended: lift the deadline it left
-		rd.SetReadDeadline(time.Time{})
+	case e == nil && cut:
+		// Cut as the read ended: the body took the whole limit, and Go's
+		// server, reading on for the next request, may have met the past
+		// deadline and cancelled this one. It is refused as late.
+		return bodyLate(len(*buf))
 	case e != nil && !cut:
 		rd.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout))
 	}
 	return e
+}
+
+// bodyLate is the refusal of a body that did not arrive in time.
+func bodyLate(read int) *dialect.Error {
+	return dialect.Errorf(http.StatusRequestTimeout, dialect.CodeRequestTimeout,
+		"the request body did not arrive in time (%d bytes read)", read)
 }
 
 // readBody reads the whole request body into buf, refusing one longer than
@@ -158,8 +167,7 @@ func readBody(r *http.Request, limit int64, buf *[]byte) *dialect.Error {
 	case errors.Is(err, proxy.ErrTooLarge):
 		return tooLarge()
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return dialect.Errorf(http.StatusRequestTimeout, dialect.CodeRequestTimeout,
-			"the request body did not arrive in time (%d bytes read)", len(*buf))
+		return bodyLate(len(*buf))
 	case clientLeft(r, err):
 		return errClientLeft
 	}
