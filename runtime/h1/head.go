@@ -11,6 +11,8 @@ import (
 	"net/textproto"
 	"strings"
 	"unsafe"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // readHead reads one response head from br, as http.ReadResponse does.
@@ -129,7 +131,7 @@ func parseHead(raw []byte) (resp *http.Response, te bool) {
 		at += len(l) + 2
 		name, v, _ := strings.Cut(l, ":")
 		v = strings.Trim(v, " \t")
-		if !validValue(v) {
+		if !httpguts.ValidHeaderFieldValue(v) {
 			return nil, false
 		}
 		switch name {
@@ -196,7 +198,7 @@ func canonicalize(name []byte) bool {
 	}
 	upper := true
 	for i, c := range name {
-		if !tokenByte(c) {
+		if !httpguts.IsTokenRune(rune(c)) {
 			return false
 		}
 		switch {
@@ -210,56 +212,14 @@ func canonicalize(name []byte) bool {
 	return true
 }
 
-// tokenByte reports whether c may appear in a header name (RFC 9110's
-// tchar).
-func tokenByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-// validValue reports whether v holds only what net/http takes in a header
-// value: visible characters, spaces, tabs and obs-text.
-func validValue(v string) bool {
-	for i := range len(v) {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // closes reports whether the answer closes its connection, removing a
-// Connection header that says so, as net/http does for HTTP/1.1.
+// Connection header that says so, as net/http does for HTTP/1.1 (with
+// the same httpguts).
 func closes(h http.Header) bool {
-	for _, v := range h["Connection"] {
-		for tok := range strings.SplitSeq(v, ",") {
-			if asciiFold(textproto.TrimString(tok), "close") {
-				delete(h, "Connection")
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// asciiFold is strings.EqualFold for ASCII letters only, as net/http
-// compares header tokens: "cloſe" (U+017F) is not "close".
-func asciiFold(s, lower string) bool {
-	if len(s) != len(lower) {
+	if !httpguts.HeaderValuesContainsToken(h["Connection"], "close") {
 		return false
 	}
-	for i := range len(s) {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
+	delete(h, "Connection")
 	return true
 }
 
