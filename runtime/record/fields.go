@@ -141,7 +141,29 @@ func (f *fields) millis(k string, d time.Duration) {
 		return
 	}
 	f.key(k)
-	f.b = strconv.AppendFloat(f.b, ms, 'f', -1, 64)
+	f.b = appendMillis(f.b, d.Microseconds())
+}
+
+// appendMillis writes us microseconds as milliseconds, the way
+// strconv.AppendFloat(b, float64(us)/1000, 'f', -1, 64) does (at most three
+// decimals, trailing zeros dropped), without the shortest-float search that
+// was a request line's dearest field.
+func appendMillis(b []byte, us int64) []byte {
+	if us < 0 {
+		b = append(b, '-')
+		us = -us
+	}
+	b = strconv.AppendInt(b, us/1000, 10)
+	frac := us % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	n := 3
+	for digits[n-1] == '0' {
+		n--
+	}
+	return append(append(b, '.'), digits[:n]...)
 }
 
 // caps is a set of capabilities, as its MarshalJSON writes it: rare (only

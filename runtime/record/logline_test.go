@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,4 +100,24 @@ func BenchmarkRequestLine(b *testing.B) {
 			h.LogRequest(r.Level(), &r, d)
 		}
 	})
+}
+
+// The request line's duration_ms is written without a float; it must read
+// as the float slog's handler would write.
+func TestAppendMillisIsShortestFloat(t *testing.T) {
+	check := func(us int64) {
+		t.Helper()
+		want := strconv.AppendFloat(nil, float64(us)/1000, 'f', -1, 64)
+		if got := appendMillis(nil, us); string(got) != string(want) {
+			t.Fatalf("appendMillis(%d) = %s, want %s", us, got, want)
+		}
+	}
+	for us := int64(-2100); us <= 2100; us++ {
+		check(us)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		check(r.Int64N(1 << 50))
+	}
+	check(1 << 52)
 }
