@@ -22,9 +22,13 @@ const NoProvider = "none"
 // Metrics is one registry of pistrad's series. Each server gets its own, so
 // several can run in one process (tests) without colliding.
 type Metrics struct {
-	reg       *prometheus.Registry
-	requests  *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	// requestBy caches requests' and duration's series by requestKey:
+	// routes, providers and statuses are few, and a request would
+	// otherwise hash and check its labels twice.
+	requestBy sync.Map
 	retries   *prometheus.CounterVec
 	noRetry   *prometheus.CounterVec
 	failovers *prometheus.CounterVec
@@ -162,9 +166,26 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Request records one answered request.
 func (m *Metrics) Request(route, provider string, status int, d time.Duration) {
-	code := StatusLabel(status)
-	m.requests.WithLabelValues(route, provider, code).Inc()
-	m.duration.WithLabelValues(route, provider, code).Observe(d.Seconds())
+	k := requestKey{route, provider, status}
+	v, ok := m.requestBy.Load(k)
+	if !ok {
+		code := StatusLabel(status)
+		v, _ = m.requestBy.LoadOrStore(k, &requestSeries{m.requests.WithLabelValues(route, provider, code),
+			m.duration.WithLabelValues(route, provider, code)})
+	}
+	rs := v.(*requestSeries)
+	rs.count.Inc()
+	rs.duration.Observe(d.Seconds())
+}
+
+type requestKey struct {
+	route, provider string
+	status          int
+}
+
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // Retry records an attempt re-sent to provider after a failure of class reason.
