@@ -71,7 +71,7 @@ var errTimeout = errors.New("upstream timeout")
 func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *member, retry bool) *attempt {
 	a := &attempt{up: up, cand: c, start: time.Now(), route: x.Route, metrics: p.Metrics}
 	if up.Timeout > 0 {
-		a.dog.Start(up.Timeout, a.timeOut)
+		a.dog.Start(up.Timeout, a)
 		a.dog.Begin()
 	}
 	a.askedUsage = x.asksUsage(c, up)
@@ -123,8 +123,8 @@ func (p *Proxy) send(x *Exchange, c *plan.Candidate, up *upstream.Upstream, m *m
 	return a
 }
 
-// timeOut is the watchdog's expiry: the attempt is cut with errTimeout.
-func (a *attempt) timeOut() { a.cut.Fire(errTimeout) }
+// Expire is the watchdog's: the attempt is cut with errTimeout.
+func (a *attempt) Expire() { a.cut.Fire(errTimeout) }
 
 // timedOut reports whether the provider's timeout ended the attempt.
 func (a *attempt) timedOut() bool { return errors.Is(a.cut.Cause(), errTimeout) }

@@ -23,11 +23,13 @@ func (blockingBody) Close() error { return nil }
 
 // timedBody is body under an attempt's watchdog, as send sets it up for
 // a provider with a timeout of gap; the attempt's cut cancels ctx, as a
-// transport's abort would wake its read.
-func timedBody(cancel context.CancelCauseFunc, body io.ReadCloser, gap time.Duration) *gapTimedBody {
+// transport's abort would wake its read. The test's end stops the
+// watchdog, as the attempt's finish would.
+func timedBody(t *testing.T, cancel context.CancelCauseFunc, body io.ReadCloser, gap time.Duration) *gapTimedBody {
 	a := &attempt{up: &upstream.Upstream{Timeout: gap}}
 	a.cut.Watch(cancel)
-	a.dog.Start(gap, a.timeOut)
+	a.dog.Start(gap, a)
+	t.Cleanup(func() { a.dog.Stop() })
 	return a.timeBody(body)
 }
 
@@ -38,7 +40,7 @@ func TestGapTimedBody(t *testing.T) {
 	t.Run("stalled read is cut", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		b := timedBody(cancel, blockingBody{ctx}, gap)
+		b := timedBody(t, cancel, blockingBody{ctx}, gap)
 		defer b.Close()
 		_, err := b.Read(make([]byte, 8))
 		if !errors.Is(err, errTimeout) {
@@ -48,7 +50,7 @@ func TestGapTimedBody(t *testing.T) {
 	t.Run("pauses between reads do not count", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		b := timedBody(cancel, io.NopCloser(strings.NewReader("abcdef")), gap)
+		b := timedBody(t, cancel, io.NopCloser(strings.NewReader("abcdef")), gap)
 		defer b.Close()
 		buf := make([]byte, 2)
 		for i := 0; i < 3; i++ {

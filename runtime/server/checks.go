@@ -105,8 +105,8 @@ func checkContentType(r *http.Request) *dialect.Error {
 // of its request.
 type readDeadliner interface{ SetReadDeadline(time.Time) error }
 
-// readBodyWithin is readBody bounded by the server's body watch, which
-// cuts a body that takes longer than the body read timeout. After a
+// readBodyWithin is readBody bounded by the exchange's body watchdog,
+// which cuts a body that takes longer than the body read timeout. After a
 // failure the connection keeps a read deadline, so Go's server, which
 // reads what is left of a body before it answers, gives up on a stalled
 // client too. Not http.Server's ReadTimeout: that deadline stays on the
@@ -118,9 +118,9 @@ func (s *Server) readBodyWithin(x *exchange, r *http.Request, buf *[]byte) *dial
 	if !ok {
 		return readBody(r, s.opts.MaxBodyBytes, buf)
 	}
-	s.bodies.begin(&x.bodyRead, rd)
+	x.bodyRead.begin(s.opts.BodyReadTimeout, rd)
 	e := readBody(r, s.opts.MaxBodyBytes, buf)
-	cut := s.bodies.end(&x.bodyRead)
+	cut := x.bodyRead.end()
 	switch {
 	case e == nil && cut:
 		// Cut as the read ended: the body took the whole limit, and Go's

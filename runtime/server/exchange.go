@@ -45,7 +45,7 @@ type exchange struct {
 	// metrics count; trace is its span, nil when not traced.
 	inference bool
 	trace     *tracing.Request
-	// bodyRead is the request body's read, while the body watch holds it.
+	// bodyRead is the request body's read, under its watchdog.
 	bodyRead bodyRead
 }
 
@@ -150,6 +150,9 @@ func (s *Server) recoverPanic(x *exchange) {
 	if rec == http.ErrAbortHandler {
 		panic(rec)
 	}
+	// The exchange is not recycled, but its writer's watchdog must not
+	// stay watched: stopped once the answer below is out.
+	defer x.w.reset(nil, 0)
 	s.metrics.Panic()
 	s.log.Error("handler panic", "request_id", x.rec.ID, "route", x.rec.Route, "panic", rec, "stack", string(debug.Stack()))
 	if x.w.status != 0 {
@@ -201,7 +204,11 @@ type trackingWriter struct {
 	status  int
 	// stallLimit is how long one write or flush may block; 0 for none.
 	stallLimit time.Duration
-	stall      *watchdog.Watchdog
+	// stall is the watchdog, started (watched) on the first Flush; wd is
+	// the connection it cuts.
+	stall   watchdog.Watchdog
+	watched bool
+	wd      writeDeadliner
 }
 
 // writeDeadliner is what net/http's response writer offers to bound writes
@@ -213,10 +220,10 @@ type writeDeadliner interface{ SetWriteDeadline(time.Time) error }
 var aLongTimeAgo = time.Unix(1, 0)
 
 func (t *trackingWriter) reset(w http.ResponseWriter, stallLimit time.Duration) {
-	if t.stall != nil {
+	if t.watched {
 		t.stall.Stop()
 	}
-	t.w, t.status, t.stallLimit, t.stall = w, 0, stallLimit, nil
+	t.w, t.status, t.stallLimit, t.watched, t.wd = w, 0, stallLimit, false, nil
 	t.flusher, _ = w.(http.Flusher)
 }
 
@@ -233,7 +240,7 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 	if t.status == 0 {
 		t.status = http.StatusOK
 	}
-	if t.stall == nil {
+	if !t.watched {
 		return t.w.Write(b)
 	}
 	t.stall.Begin()
@@ -247,17 +254,22 @@ func (t *trackingWriter) Flush() {
 	if t.flusher == nil {
 		return
 	}
-	if t.stall == nil && t.stallLimit > 0 {
+	if !t.watched && t.stallLimit > 0 {
 		if wd, ok := t.w.(writeDeadliner); ok {
-			t.stall = watchdog.New(t.stallLimit, func() { wd.SetWriteDeadline(aLongTimeAgo) })
+			t.wd, t.watched = wd, true
+			t.stall.Start(t.stallLimit, t)
 		}
 	}
-	if t.stall != nil {
+	if t.watched {
 		t.stall.Begin()
 		defer t.stall.End()
 	}
 	t.flusher.Flush()
 }
+
+// Expire is the stall watchdog's: a write or flush blocked for the whole
+// limit fails at once.
+func (t *trackingWriter) Expire() { t.wd.SetWriteDeadline(aLongTimeAgo) }
 
 // Unwrap lets http.ResponseController reach the connection.
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.w }

@@ -151,15 +151,13 @@ type Server struct {
 	// lastReloadErr is guarded by reloadMu.
 	lastReloadErr string
 	exchanges     sync.Pool
-	bodies        *bodyWatch
 }
 
 // New loads and validates the first snapshot; a policy that cannot be
 // served (a missing credential, a bad bundle) is a start-up error.
 func New(o Options) (*Server, error) {
 	o = withDefaults(o)
-	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), tracer: o.Tracer, errs: make(chan error, 2),
-		bodies: newBodyWatch(o.BodyReadTimeout)}
+	s := &Server{opts: o, log: o.Logger, metrics: metrics.New(), tracer: o.Tracer, errs: make(chan error, 2)}
 	s.requests, _ = o.Logger.Handler().(requestLogger)
 	s.scrape = s.metrics.Handler()
 	s.budgets = budget.New(o.Ledger, s.metrics, time.Now)
@@ -322,7 +320,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
 	}
 	wg.Wait()
-	s.bodies.close()
 	s.pools.Close()
 	if s.stopFlush != nil {
 		s.stopFlush() // in-flight requests are settled: flush what they spent

@@ -25,25 +25,23 @@ func (d *deadlines) count() int {
 	return len(d.set)
 }
 
-// TestBodyWatchCutsOnlyLateReads: a read still going after the limit has
+// TestBodyReadCutsOnlyLateReads: a read still going after the limit has
 // its deadline set in the past and is reported cut; one that ends in time
-// is never touched.
-func TestBodyWatchCutsOnlyLateReads(t *testing.T) {
+// is never touched, nor is either once it ended.
+func TestBodyReadCutsOnlyLateReads(t *testing.T) {
 	const limit = 40 * time.Millisecond
-	b := newBodyWatch(limit)
-	defer b.close()
 
 	var quick bodyRead
 	var qd deadlines
-	b.begin(&quick, &qd)
-	if b.end(&quick) {
+	quick.begin(limit, &qd)
+	if quick.end() {
 		t.Fatal("a read ended at once was cut")
 	}
 
 	var slow bodyRead
 	var sd deadlines
 	start := time.Now()
-	b.begin(&slow, &sd)
+	slow.begin(limit, &sd)
 	for i := 0; sd.count() == 0; i++ {
 		if i == 3000 { // a failure guard: 30 s
 			t.Fatal("a stalled read was never cut")
@@ -53,7 +51,7 @@ func TestBodyWatchCutsOnlyLateReads(t *testing.T) {
 	if waited := time.Since(start); waited < limit {
 		t.Fatalf("cut after %v, before the %v limit", waited, limit)
 	}
-	if !b.end(&slow) {
+	if !slow.end() {
 		t.Fatal("the cut read was not reported cut")
 	}
 	if got := sd.set[0]; !got.Before(start) {
