@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -127,10 +126,18 @@ func identityEncoded(h http.Header) bool {
 // isJSON reports whether the body is declared JSON (application/json, or
 // a +json type): the only kind a usage can be read from or checked whole.
 func isJSON(h http.Header) bool {
-	ct := h.Get("Content-Type")
-	if ct == "application/json" { // the usual value, without the parse's allocation
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+	mt := mediaType(h.Get("Content-Type"))
+	const suffix = "+json"
+	return strings.EqualFold(mt, "application/json") ||
+		len(mt) > len(suffix) && strings.EqualFold(mt[len(mt)-len(suffix):], suffix)
+}
+
+// mediaType is a Content-Type's media type, its parameters cut off, in
+// the case it came in. An answer's media type is all that decides how it
+// is read, and mime.ParseMediaType's map of parameters would be one more
+// allocation per answer ("text/event-stream; charset=utf-8" is what
+// OpenAI and Anthropic send).
+func mediaType(ct string) string {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.TrimSpace(mt)
 }
