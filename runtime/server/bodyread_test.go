@@ -29,7 +29,7 @@ func (d *deadlines) count() int {
 // its deadline set in the past and is reported cut; one that ends in time
 // is never touched, nor is either once it ended.
 func TestBodyReadCutsOnlyLateReads(t *testing.T) {
-	const limit = 40 * time.Millisecond
+	const limit = 100 * time.Millisecond
 
 	var quick bodyRead
 	var qd deadlines

@@ -150,9 +150,12 @@ func (s *Server) recoverPanic(x *exchange) {
 	if rec == http.ErrAbortHandler {
 		panic(rec)
 	}
-	// The exchange is not recycled, but its writer's watchdog must not
-	// stay watched: stopped once the answer below is out.
-	defer x.w.reset(nil, 0)
+	// The exchange is not recycled, but its watchdogs must not stay
+	// watched: stopped once the answer below is out.
+	defer func() {
+		x.bodyRead.end()
+		x.w.reset(nil, 0)
+	}()
 	s.metrics.Panic()
 	s.log.Error("handler panic", "request_id", x.rec.ID, "route", x.rec.Route, "panic", rec, "stack", string(debug.Stack()))
 	if x.w.status != 0 {

@@ -6,8 +6,9 @@
 //
 // Every watchdog in the process is looked at by one ticker. A timer per
 // watched request (time.AfterFunc, then Stop) is an allocation and two
-// updates of the runtime's timer heap; under make bench the three watches a
-// streamed request had cost about 3% of pistrad's CPU. A watchdog here is
+// updates of the runtime's timer heap; under make bench the two timers a
+// streamed request had (its upstream's silence, its client's stalled
+// writes) cost about 3% of pistrad's CPU. A watchdog here is
 // a few words inside the value it watches: starting and stopping one is a
 // lock round trip each, and marking an operation a clock read and an
 // atomic store.
@@ -21,14 +22,15 @@ import (
 )
 
 // Expirer is told that its operation stalled for the whole limit. It is
-// called on the watch's goroutine, with the watch locked: it must be
-// quick (set a deadline in the past, fire a cut) and must not start or
-// stop a watchdog.
+// called on the watch's goroutine; the Stop of its watchdog waits for it,
+// so it must be quick (set a deadline in the past, fire a cut) and must
+// not start or stop a watchdog.
 type Expirer interface{ Expire() }
 
 // Watchdog tells its Expirer, once, when a single operation has been in
-// progress for its whole limit; it is told within a tick (an eighth of the
-// limit) after that. The zero value is ready to Start, so one
+// progress for its whole limit: at the watch's next tick after that, a
+// tick being an eighth of the shortest limit started (1 ms at least),
+// give or take the scheduler. The zero value is ready to Start, so one
 // kept inside the value it watches costs no allocation. Begin and End
 // bracket each operation; they may be called from one goroutine while the
 // watch runs on another.
@@ -41,6 +43,7 @@ type Watchdog struct {
 	expire     Expirer
 	prev, next *Watchdog
 	fired      bool
+	expiring   bool // its Expirer is being told, outside the lock
 }
 
 // ticks is how many times per limit the watch looks, at least.
@@ -54,10 +57,13 @@ const minTick = time.Millisecond
 // started.
 var watch struct {
 	mu      sync.Mutex
-	ring    Watchdog // the ring's sentinel
+	told    sync.Cond // signalled when Expirers told outside the lock return
+	ring    Watchdog  // the ring's sentinel
 	running bool
 	tick    time.Duration // what the shortest limit started asks for
 }
+
+func init() { watch.told.L = &watch.mu }
 
 // retick wakes the goroutine to take up a shorter tick at once.
 var retick = make(chan struct{}, 1)
@@ -72,6 +78,10 @@ func clock() int64 { return int64(time.Since(epoch)) + 1 } // never 0
 func (w *Watchdog) Start(limit time.Duration, e Expirer) {
 	tick := max(limit/ticks, minTick)
 	watch.mu.Lock()
+	if w.next != nil || w.expiring {
+		watch.mu.Unlock()
+		panic("watchdog: Start on a watchdog not stopped")
+	}
 	w.limit, w.expire, w.fired = int64(limit), e, false
 	w.since.Store(0)
 	r := &watch.ring
@@ -101,10 +111,13 @@ func (w *Watchdog) Begin() { w.since.Store(clock()) }
 func (w *Watchdog) End() { w.since.Store(0) }
 
 // Stop ends the watch of w and reports whether it expired. Once Stop
-// returns, w's Expirer is not called again. Stopping a watchdog never
-// started, or stopped already, does nothing.
+// returns, w's Expirer is not called again, nor still running. Stopping a
+// watchdog never started, or stopped already, does nothing.
 func (w *Watchdog) Stop() (expired bool) {
 	watch.mu.Lock()
+	for w.expiring {
+		watch.told.Wait()
+	}
 	if w.next != nil {
 		w.prev.next, w.next.prev = w.next, w.prev
 		w.prev, w.next = nil, nil
@@ -114,10 +127,13 @@ func (w *Watchdog) Stop() (expired bool) {
 	return expired
 }
 
-// run looks at every watchdog each tick, until none is started.
+// run looks at every watchdog each tick, until none is started. A shorter
+// tick asked for is taken up with a look at once, so no watchdog waits
+// out the longer period the ticker was in.
 func run(tick time.Duration) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var due []*Watchdog
 	for {
 		select {
 		case <-retick:
@@ -125,24 +141,24 @@ func run(tick time.Duration) {
 			tick = watch.tick
 			watch.mu.Unlock()
 			t.Reset(tick)
-			continue
 		case <-t.C:
 		}
-		now := clock()
-		watch.mu.Lock()
-		r := &watch.ring
-		shortest := int64(math.MaxInt64)
-		for w := r.next; w != r; {
-			next := w.next
-			if since := w.since.Load(); since != 0 && now-since >= w.limit {
-				w.prev.next, w.next.prev = w.next, w.prev
-				w.prev, w.next, w.fired = nil, nil, true
-				w.expire.Expire()
-			} else {
-				shortest = min(shortest, w.limit)
-			}
-			w = next
+		due = expired(clock(), due[:0])
+		// Told outside the lock, so an Expirer that blocks (HTTP/2's
+		// write deadline goes through its connection's loop) holds up its
+		// own watchdog's Stop and the next look, not every Start and Stop.
+		for _, w := range due {
+			w.expire.Expire()
 		}
+		watch.mu.Lock()
+		for _, w := range due {
+			w.expiring = false
+		}
+		if len(due) > 0 {
+			clear(due)
+			watch.told.Broadcast()
+		}
+		r := &watch.ring
 		if r.next == r {
 			watch.running = false // a retick still pending is harmless
 			watch.mu.Unlock()
@@ -150,10 +166,34 @@ func run(tick time.Duration) {
 		}
 		// The tick follows the watchdogs still started, so a short limit
 		// long gone does not keep the watch looking that often.
+		shortest := int64(math.MaxInt64)
+		for w := r.next; w != r; w = w.next {
+			shortest = min(shortest, w.limit)
+		}
 		if want := max(time.Duration(shortest)/ticks, minTick); want > watch.tick {
 			watch.tick, tick = want, want
 			t.Reset(tick)
 		}
 		watch.mu.Unlock()
 	}
+}
+
+// expired takes out of the ring, onto due, the watchdogs whose operation
+// has been in progress since before now minus their limit, marking them
+// fired and being told.
+func expired(now int64, due []*Watchdog) []*Watchdog {
+	watch.mu.Lock()
+	defer watch.mu.Unlock()
+	r := &watch.ring
+	for w := r.next; w != r; {
+		next := w.next
+		if since := w.since.Load(); since != 0 && now-since >= w.limit {
+			w.prev.next, w.next.prev = w.next, w.prev
+			w.prev, w.next = nil, nil
+			w.fired, w.expiring = true, true
+			due = append(due, w)
+		}
+		w = next
+	}
+	return due
 }
