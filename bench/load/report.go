@@ -94,6 +94,25 @@ func (r *results) med(k cellKey, f func(round) float64) (float64, bool) {
 	return median(xs), true
 }
 
+// spread is num's figure over den's in each round both cells ran (the
+// same round's pair ran minutes apart at most, so a drift of the
+// machine's speed cancels out of it), as "min–max"; "-" when a cell is
+// missing.
+func (r *results) spread(num, den cellKey, f func(round) float64) string {
+	a, b := r.cells[num], r.cells[den]
+	var lo, hi float64
+	for i := range min(len(a), len(b)) {
+		q := f(a[i]) / f(b[i])
+		if i == 0 || q < lo {
+			lo = q
+		}
+		if i == 0 || q > hi {
+			hi = q
+		}
+	}
+	return cond(len(a) > 0 && len(b) > 0, fmt.Sprintf("%.2f–%.2f", lo, hi))
+}
+
 func dur(f func(round) time.Duration) func(round) float64 {
 	return func(x round) float64 { return float64(f(x)) }
 }
@@ -237,14 +256,15 @@ func cond(ok bool, s string, alt ...string) string {
 
 // printVerdicts checks the limits: pistrad's CPU per request at or
 // below the lean relay's at c=1 and c=16, and at most 150 µs added p50
-// over direct at c=1.
+// over direct at c=1. The verdict reads the medians; beside them, the
+// spread of the ratio round by round says how far one run can be trusted.
 func (r *results) printVerdicts(cfg config) {
 	if !r.has("pistrad") || !r.has("leanrelay") {
 		return
 	}
 	fmt.Println("\nissue 18's limits (pistrad, everything on)")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "cell\tCPU ÷ leanrelay\tlimit\tadded p50 µs (pistrad / leanrelay / nginx)\tlimit\tverdict\t")
+	fmt.Fprintln(w, "cell\tCPU ÷ leanrelay\tper round\tlimit\tadded p50 µs (pistrad / leanrelay / nginx)\tlimit\tverdict\t")
 	for _, stream := range []bool{false, true} {
 		for _, conc := range []int{1, 16} {
 			if !slices.Contains(cfg.conc, conc) {
@@ -272,8 +292,9 @@ func (r *results) printVerdicts(cfg config) {
 					verdict = "MISSED"
 				}
 			}
-			fmt.Fprintf(w, "%s c=%d\t%.2fx\t1.00x\t%.0f / %.0f / %s\t%s\t%s\t\n", cond(!stream, "JSON", "SSE"), conc,
-				p/l, pa, la, cond(nok, fmt.Sprintf("%.0f", na)), limit, verdict)
+			per := r.spread(cellKey{"pistrad", stream, conc}, cellKey{"leanrelay", stream, conc}, cpuUS)
+			fmt.Fprintf(w, "%s c=%d\t%.2fx\t%s\t1.00x\t%.0f / %.0f / %s\t%s\t%s\t\n", cond(!stream, "JSON", "SSE"), conc,
+				p/l, per, pa, la, cond(nok, fmt.Sprintf("%.0f", na)), limit, verdict)
 		}
 	}
 	w.Flush()
