@@ -77,6 +77,8 @@ func parseFlags(args []string) (config, error) {
 	c.opts.Transport = proxy.DefaultTransportOptions
 	fs.IntVar(&c.opts.Transport.MaxIdleConnsPerHost, "max-idle-conns-per-host", c.opts.Transport.MaxIdleConnsPerHost,
 		"idle upstream connections kept per host; size it to the expected concurrency")
+	fs.BoolVar(&c.opts.StdlibServer, "stdlib-server", false,
+		"serve a cleartext public listener with net/http's server alone instead of the lean HTTP/1.1 server in front of it")
 	fs.BoolVar(&c.opts.Transport.StdlibOnly, "stdlib-upstream-client", false,
 		"send cleartext (http://) upstreams through net/http's Transport instead of the lean HTTP/1.1 client")
 	fs.StringVar(&c.opts.PoolOptions.Resolver, "pool-dns-server", "",

@@ -1,6 +1,7 @@
-// Package h1 is an HTTP/1.1 client for cleartext upstreams: the
-// in-cluster inference servers and sidecars that sit a hop away from the
-// gateway.
+// Package h1 is HTTP/1.1 on cleartext connections, both ends: a client for
+// the in-cluster inference servers and sidecars that sit a hop away from
+// the gateway, and a server for the gateway's own listener (server.go),
+// each taking the common exchange itself and leaving the rest to net/http.
 //
 // The calling goroutine writes the request and reads the response on the
 // connection itself, where net/http's Transport hands each request to a

@@ -68,3 +68,36 @@ func (p *peeker) look(fd uintptr) bool {
 	p.open = errno == syscall.EAGAIN
 	return true
 }
+
+// clientPeek tells whether a server's client has gone, without reading:
+// one non-blocking peek.
+type clientPeek struct {
+	rc syscall.RawConn // nil: cannot tell
+}
+
+func newClientPeek(nc net.Conn) clientPeek {
+	var p clientPeek
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			p.rc = rc
+		}
+	}
+	return p
+}
+
+// hasGone reports whether the client has closed its side or the connection
+// failed. Bytes waiting (a next request sent early) mean it is still there.
+func (p *clientPeek) hasGone() bool {
+	if p.rc == nil {
+		return false
+	}
+	gone := false
+	err := p.rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		gone = errno == 0 && n == 0 || errno != 0 && errno != syscall.EAGAIN && errno != syscall.EINTR
+		return true
+	})
+	return gone || err != nil
+}

@@ -17,3 +17,11 @@ func (*peeker) peerOpen() bool { return true }
 func (*peeker) canWait() bool { return false }
 
 func (*peeker) wait() {}
+
+// clientPeek cannot tell here; a client that left is found when its
+// answer is written.
+type clientPeek struct{}
+
+func newClientPeek(net.Conn) clientPeek { return clientPeek{} }
+
+func (clientPeek) hasGone() bool { return false }

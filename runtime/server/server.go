@@ -25,6 +25,7 @@ import (
 	"github.com/pistra/pistra/runtime/budget"
 	"github.com/pistra/pistra/runtime/bundle"
 	"github.com/pistra/pistra/runtime/circuit"
+	"github.com/pistra/pistra/runtime/h1"
 	"github.com/pistra/pistra/runtime/mcp"
 	"github.com/pistra/pistra/runtime/metrics"
 	"github.com/pistra/pistra/runtime/plan"
@@ -57,7 +58,10 @@ type Options struct {
 	// ClientWriteTimeout bounds one blocked write or flush of a streamed
 	// response (default 60 s): a client that stops reading is cut.
 	ClientWriteTimeout time.Duration
-	Load               Loader
+	// StdlibServer serves a cleartext public listener with net/http's
+	// server alone instead of runtime/h1's in front of it.
+	StdlibServer bool
+	Load         Loader
 	// BundleKey, when set, is the only key whose signed graphs are served:
 	// a graph it did not sign is refused at start and at reload.
 	BundleKey *bundle.Verifier
@@ -141,9 +145,12 @@ type Server struct {
 	flushed   chan struct{}
 	public    *http.Server
 	admin     *http.Server
-	pubLn     net.Listener
-	adminLn   net.Listener
-	errs      chan error
+	// lean serves the public listener in front of public when it is
+	// cleartext; nil over TLS or with StdlibServer.
+	lean    *h1.Server
+	pubLn   net.Listener
+	adminLn net.Listener
+	errs    chan error
 
 	snap     atomic.Pointer[snapshot.Snapshot]
 	ready    atomic.Bool
@@ -202,6 +209,10 @@ func New(o Options) (*Server, error) {
 	errLog := slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	s.public = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: errLog,
 		TLSConfig: o.PublicTLS}
+	if o.PublicTLS == nil && !o.StdlibServer {
+		s.lean = &h1.Server{Handler: s, Fallback: s.public,
+			ReadHeaderTimeout: s.public.ReadHeaderTimeout, IdleTimeout: s.public.IdleTimeout}
+	}
 	s.admin = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog, TLSConfig: o.AdminTLS}
 	s.log.Info("snapshot active", "source", snap.Source, "source_hash", snap.Graph.SourceHash,
 		"digest", snap.Graph.Digest, "signed_by", s.bundleStatus(snap.Graph).SignedBy)
@@ -269,7 +280,11 @@ func (s *Server) Start() error {
 		s.pubLn.Close()
 		return fmt.Errorf("admin listener: %w", err)
 	}
-	go s.serve(s.public, s.pubLn)
+	if s.lean != nil {
+		go s.serveLean()
+	} else {
+		go s.serve(s.public, s.pubLn)
+	}
 	go s.serve(s.admin, s.adminLn)
 	ctx, stop := context.WithCancel(context.Background())
 	s.stopFlush, s.flushed = stop, make(chan struct{})
@@ -295,6 +310,28 @@ func (s *Server) serve(srv *http.Server, ln net.Listener) {
 	}
 }
 
+// serveLean serves the public listener with runtime/h1's server, which
+// hands what it does not serve to net/http's.
+func (s *Server) serveLean() {
+	if err := s.lean.Serve(s.pubLn); !errors.Is(err, http.ErrServerClosed) {
+		s.errs <- err
+	}
+}
+
+// shutdowner is a server that can stop gracefully or at once.
+type shutdowner interface {
+	Shutdown(context.Context) error
+	Close() error
+}
+
+// servers are what Shutdown stops: the public listener's and the admin's.
+func (s *Server) servers() []shutdowner {
+	if s.lean != nil {
+		return []shutdowner{s.lean, s.admin}
+	}
+	return []shutdowner{s.public, s.admin}
+}
+
 // Errors reports a listener that stopped serving on its own.
 func (s *Server) Errors() <-chan error { return s.errs }
 
@@ -316,7 +353,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.ready.Store(false)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
-	for i, srv := range []*http.Server{s.public, s.admin} {
+	servers := s.servers()
+	for i, srv := range servers {
 		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
 	}
 	wg.Wait()
@@ -326,8 +364,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-s.flushed
 	}
 	if err := errors.Join(errs...); err != nil {
-		s.public.Close()
-		s.admin.Close()
+		for _, srv := range servers {
+			srv.Close()
+		}
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil

@@ -1,0 +1,321 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pistra/pistra/runtime/watchdog"
+)
+
+// Server serves HTTP/1.1 on a cleartext listener. It reads the common
+// request itself (HTTP/1.1, a body framed by Content-Length or none, no
+// Upgrade, Expect, Transfer-Encoding, Trailer or Pragma, the head within
+// its 4 KiB buffer) and answers it through a lean response writer: the
+// head written straight from the handler's header map, no per-request
+// goroutine, no deadline updates. Every other connection, from its first
+// unread byte on, it hands to Fallback, net/http's server, on an
+// in-process listener: WebSocket upgrades, odd framing, HTTP/1.0 and
+// malformed requests keep net/http's own handling, errors included.
+//
+// net/http's server side was a fifth to a quarter of a lean Go relay's CPU
+// per request under make bench; what it spends per request that this
+// server does not is a background-read goroutine with two deadline
+// updates, a header Clone and sort on every answer, and a string per
+// header line.
+type Server struct {
+	Handler http.Handler
+	// Fallback serves the connections handed over; its Handler should be
+	// Handler. Its own timeouts apply to them.
+	Fallback *http.Server
+	// ReadHeaderTimeout bounds a request's head from its first byte;
+	// IdleTimeout the wait for the next request. Zero: no bound.
+	ReadHeaderTimeout, IdleTimeout time.Duration
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*serverConn]struct{}
+	handoff *connListener
+	closing atomic.Bool
+	ctx     context.Context // every request's context derives from it
+	stop    context.CancelFunc
+	fbDone  chan struct{}
+}
+
+// Serve accepts connections on ln until Shutdown or Close, then returns
+// http.ErrServerClosed.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.ln, s.conns = ln, map[*serverConn]struct{}{}
+	s.handoff = newConnListener(ln.Addr())
+	s.ctx, s.stop = context.WithCancel(context.WithValue(context.Background(), http.ServerContextKey, s.Fallback))
+	s.fbDone = make(chan struct{})
+	s.mu.Unlock()
+	go func() {
+		defer close(s.fbDone)
+		_ = s.Fallback.Serve(s.handoff)
+	}()
+	go s.watchClients()
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return http.ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() { // as net/http: wait, then accept again
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		sc := s.newConn(c)
+		if sc == nil {
+			c.Close()
+			continue
+		}
+		go sc.serve()
+	}
+}
+
+func (s *Server) newConn(c net.Conn) *serverConn {
+	sc := &serverConn{s: s, c: c, peek: newClientPeek(c)}
+	sc.ctx = context.WithValue(s.ctx, http.LocalAddrContextKey, c.LocalAddr())
+	sc.remote = c.RemoteAddr().String()
+	sc.idle.Store(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return nil
+	}
+	s.conns[sc] = struct{}{}
+	return sc
+}
+
+func (s *Server) forget(sc *serverConn) {
+	s.mu.Lock()
+	delete(s.conns, sc)
+	s.mu.Unlock()
+}
+
+// Shutdown stops accepting, closes idle connections, lets each active one
+// finish its request and close, and waits for them (and Fallback's) until
+// ctx ends; then it returns ctx's error, leaving Close to the caller.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.mu.Lock()
+	ln := s.ln
+	s.mu.Unlock()
+	if ln == nil {
+		return s.Fallback.Shutdown(ctx)
+	}
+	ln.Close()
+	fb := make(chan error, 1)
+	go func() { fb <- s.Fallback.Shutdown(ctx) }()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !s.closeIdle() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	s.handoff.Close()
+	return <-fb
+}
+
+// closeIdle closes the connections waiting for a request and reports
+// whether none is left.
+func (s *Server) closeIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sc := range s.conns {
+		if sc.idle.Load() {
+			sc.c.Close()
+		}
+	}
+	return len(s.conns) == 0
+}
+
+// Close closes the listener and every connection at once, Fallback's too.
+func (s *Server) Close() error {
+	s.closing.Store(true)
+	s.mu.Lock()
+	if s.ln != nil {
+		s.ln.Close()
+		s.handoff.Close()
+		s.stop()
+	}
+	for sc := range s.conns {
+		sc.c.Close()
+	}
+	s.mu.Unlock()
+	return s.Fallback.Close()
+}
+
+// clientWatchEvery is how often the server looks for clients gone from
+// the requests in progress. net/http learns it from a read parked on every
+// such connection, a goroutine and two deadline updates per request; one
+// look here is a non-blocking peek per request in progress, and a client
+// that leaves is noticed within this.
+const clientWatchEvery = 100 * time.Millisecond
+
+// watchClients cancels the context of a request whose client has gone:
+// its connection, read to the end of the request, has reached its end or
+// failed.
+func (s *Server) watchClients() {
+	t := time.NewTicker(clientWatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.fbDone:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		for sc := range s.conns {
+			if sc.watched.Load() && sc.peek.hasGone() {
+				sc.leave()
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// serverConn is one client connection served by Server.
+type serverConn struct {
+	s      *Server
+	c      net.Conn
+	ctx    context.Context
+	remote string
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	peek   clientPeek
+	// idle: waiting for a request (Shutdown may close it); watched: a
+	// request is in progress with its body read, so the connection has
+	// nothing more to say unless the client leaves.
+	idle, watched atomic.Bool
+	// cancel ends the request in progress's context; under cancelMu, as
+	// the watch calls it.
+	cancelMu sync.Mutex
+	cancel   context.CancelFunc
+	// The waits for a request and for its head, under the server's
+	// timeouts: an expiry sets a past read deadline, failing the read.
+	idleDog, headDog watchdog.Watchdog
+	timedOut         atomic.Bool
+	// linger: the client may still be sending a body left unread, so the
+	// close waits for it to read the answer first.
+	linger bool
+	res    response
+	body   reqBody
+}
+
+var (
+	serverReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+	serverWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
+)
+
+// serve reads and answers requests until the connection ends, closes, or
+// is handed to Fallback.
+func (sc *serverConn) serve() {
+	s := sc.s
+	sc.br = serverReaders.Get().(*bufio.Reader)
+	sc.br.Reset(sc.c)
+	sc.bw = serverWriters.Get().(*bufio.Writer)
+	sc.bw.Reset(sc.c)
+	if s.IdleTimeout > 0 {
+		sc.idleDog.Start(s.IdleTimeout, sc)
+	}
+	if s.ReadHeaderTimeout > 0 {
+		sc.headDog.Start(s.ReadHeaderTimeout, sc)
+	}
+	handed := false
+	defer func() {
+		sc.idleDog.Stop()
+		sc.headDog.Stop()
+		s.forget(sc)
+		if sc.linger {
+			sc.closeWriteAndWait()
+		}
+		if !handed {
+			sc.c.Close()
+		}
+		sc.br.Reset(nil)
+		serverReaders.Put(sc.br)
+		sc.bw.Reset(nil)
+		serverWriters.Put(sc.bw)
+	}()
+	for !s.closing.Load() {
+		sc.idle.Store(true)
+		sc.idleDog.Begin()
+		_, err := sc.br.Peek(1)
+		sc.idleDog.End()
+		sc.idle.Store(false)
+		if err != nil {
+			return
+		}
+		sc.headDog.Begin()
+		raw, ok := peekHead(sc.br)
+		sc.headDog.End()
+		if sc.timedOut.Load() {
+			return
+		}
+		var req *http.Request
+		if ok {
+			req = sc.parseRequest(raw)
+		}
+		if req == nil {
+			handed = sc.handOff()
+			return
+		}
+		sc.br.Discard(len(raw))
+		if !sc.serveRequest(req) {
+			return
+		}
+	}
+}
+
+// Expire is the idle and head watchdogs': the wait took too long.
+func (sc *serverConn) Expire() {
+	sc.timedOut.Store(true)
+	sc.c.SetReadDeadline(aLongTimeAgo)
+}
+
+// handOff gives the connection, with what is buffered of it, to Fallback.
+// It reports false when Fallback no longer takes connections.
+func (sc *serverConn) handOff() bool {
+	buffered, _ := sc.br.Peek(sc.br.Buffered())
+	pc := &prefixConn{Conn: sc.c, prefix: append([]byte(nil), buffered...)}
+	return sc.s.handoff.give(pc)
+}
+
+// lingerFor is how long a connection closed with a request body unread
+// stays half open: net/http's rstAvoidanceDelay.
+const lingerFor = 500 * time.Millisecond
+
+// closeWriteAndWait sends the client a FIN and waits a little, so it reads
+// the answer before the close resets the connection.
+func (sc *serverConn) closeWriteAndWait() {
+	if cw, ok := sc.c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+		time.Sleep(lingerFor)
+	}
+}
+
+// leave ends the request in progress: its client has gone.
+func (sc *serverConn) leave() {
+	sc.cancelMu.Lock()
+	if sc.cancel != nil {
+		sc.cancel()
+	}
+	sc.cancelMu.Unlock()
+}

@@ -1,0 +1,137 @@
+package h1
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// parseRequest parses a request head of the common shape (raw, through
+// its blank line) into a request for sc, nil for any other: Fallback reads
+// that one, so what parseRequest accepts reads as net/http would read it
+// (FuzzParseRequest holds it to that).
+func (sc *serverConn) parseRequest(raw []byte) *http.Request {
+	// One copy of the head becomes every string the request holds.
+	b := bytes.Clone(raw[:len(raw)-4])
+	line, rest, _ := bytes.Cut(b, crlf)
+	method, line, ok1 := bytes.Cut(line, space)
+	target, proto, ok2 := bytes.Cut(line, space)
+	if !ok1 || !ok2 || !bytes.Equal(proto, http11[:8]) || !token(method) || len(target) == 0 || target[0] != '/' {
+		return nil
+	}
+	switch string(method) {
+	case http.MethodHead, http.MethodConnect: // no body in the answer; a tunnel
+		return nil
+	}
+	fields := 0
+	if len(rest) > 0 {
+		fields = bytes.Count(rest, crlf) + 1
+		for l := range bytes.SplitSeq(rest, crlf) {
+			name, _, ok := bytes.Cut(l, colon)
+			if !ok || !canonicalize(name) {
+				return nil
+			}
+		}
+	}
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	off := len(method) + 1
+	r := &http.Request{
+		Method: s[:len(method)], RequestURI: s[off : off+len(target)],
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: make(http.Header, fields), RemoteAddr: sc.remote,
+	}
+	if fields == 0 || !readFields(r, s[len(method)+len(target)+len(proto)+4:], fields) {
+		return nil
+	}
+	u, err := url.ParseRequestURI(r.RequestURI)
+	if err != nil {
+		return nil
+	}
+	r.URL = u
+	return r
+}
+
+// readFields reads the header lines of s into r, reporting false for any
+// field the common shape leaves to net/http.
+func readFields(r *http.Request, s string, fields int) bool {
+	values := make([]string, fields)
+	sawLength, hosts := false, 0
+	for at := 0; at < len(s); {
+		l := s[at:]
+		if i := strings.Index(l, "\r\n"); i >= 0 {
+			l = l[:i]
+		}
+		at += len(l) + 2
+		name, v, _ := strings.Cut(l, ":")
+		v = strings.Trim(v, " \t")
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return false
+		}
+		switch name {
+		case "Transfer-Encoding", "Expect", "Upgrade", "Trailer", "Pragma":
+			return false
+		case "Content-Length":
+			if sawLength || len(v) > 18 || !digits(v) {
+				return false
+			}
+			sawLength = true
+			for i := range len(v) {
+				r.ContentLength = r.ContentLength*10 + int64(v[i]-'0')
+			}
+		case "Host":
+			if hosts++; hosts > 1 || !httpguts.ValidHostHeader(v) {
+				return false
+			}
+			r.Host = v
+		case "Connection":
+			if !keepOrClose(v) {
+				return false
+			}
+		}
+		if vv := r.Header[name]; vv != nil {
+			r.Header[name] = append(vv, v)
+			continue
+		}
+		vv := values[:1:1]
+		values = values[1:]
+		vv[0] = v
+		r.Header[name] = vv
+	}
+	// HTTP/1.1 asks for exactly one Host; net/http refuses a request
+	// without, and deletes the field from the map it hands over.
+	if hosts != 1 {
+		return false
+	}
+	delete(r.Header, "Host")
+	r.Close = httpguts.HeaderValuesContainsToken(r.Header["Connection"], "close")
+	return true
+}
+
+// keepOrClose reports whether a Connection value holds only keep-alive
+// and close tokens, the ones the common shape takes.
+func keepOrClose(v string) bool {
+	for tok := range strings.SplitSeq(v, ",") {
+		switch tok = strings.TrimSpace(tok); {
+		case strings.EqualFold(tok, "keep-alive"), strings.EqualFold(tok, "close"):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// token reports whether b is a non-empty token (a method).
+func token(b []byte) bool {
+	for _, c := range b {
+		if !httpguts.IsTokenRune(rune(c)) {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+var space = []byte(" ")

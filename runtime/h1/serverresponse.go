@@ -1,0 +1,346 @@
+package h1
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// serveRequest runs the handler for r and finishes its answer. It reports
+// whether the connection can carry the next request.
+func (sc *serverConn) serveRequest(r *http.Request) (keep bool) {
+	ctx, cancel := context.WithCancel(sc.ctx)
+	r = r.WithContext(ctx)
+	w := &sc.res
+	w.reset(sc, r)
+	if r.ContentLength > 0 {
+		sc.body = reqBody{sc: sc, left: r.ContentLength}
+		r.Body = &sc.body
+	} else {
+		r.Body = http.NoBody
+		sc.watched.Store(true)
+	}
+	sc.cancelMu.Lock()
+	sc.cancel = cancel
+	sc.cancelMu.Unlock()
+	defer func() {
+		sc.watched.Store(false)
+		sc.cancelMu.Lock()
+		sc.cancel = nil
+		sc.cancelMu.Unlock()
+		cancel()
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				sc.s.logf("h1: panic serving %s: %v", sc.remote, p)
+			}
+			keep = false
+		}
+	}()
+	sc.s.Handler.ServeHTTP(w, r)
+	return w.finish()
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if l := s.Fallback.ErrorLog; l != nil {
+		l.Printf(format, args...)
+	}
+}
+
+// reqBody is a request body of a known length, read off the connection.
+type reqBody struct {
+	sc   *serverConn
+	left int64
+}
+
+func (b *reqBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.sc.br.Read(p)
+	b.left -= int64(n)
+	switch {
+	case b.left == 0:
+		b.sc.watched.Store(true) // the connection has nothing more to say
+		return n, io.EOF
+	case err == io.EOF:
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (b *reqBody) Close() error { return nil }
+
+// maxDrain is what finish reads of a body the handler left unread, to keep
+// the connection, as net/http does; past it the connection closes.
+const maxDrain = 256 << 10
+
+// chunkingAfter is how much of an answer of unknown length is held before
+// its head goes, so a short answer goes with a Content-Length, as
+// net/http's does.
+const chunkingAfter = 2048
+
+// response is Server's http.ResponseWriter, one per connection, reset for
+// each request. Its head is written straight from the handler's map.
+type response struct {
+	sc     *serverConn
+	req    *http.Request
+	header http.Header
+	status int
+	// length is the answer's declared length, -1 when none; written what
+	// went out of the body.
+	length, written int64
+	wroteHeader     bool // the status is set
+	headSent        bool
+	chunked         bool
+	closeAfter      bool
+	deadlines       atomic.Bool // one was set (a watchdog may, from its goroutine); cleared at the end
+	held            []byte
+	err             error // the first write error
+}
+
+func (w *response) reset(sc *serverConn, r *http.Request) {
+	h := w.header
+	if h == nil {
+		h = make(http.Header)
+	}
+	clear(h)
+	held := w.held[:0]
+	*w = response{}
+	w.sc, w.req, w.header, w.length, w.held = sc, r, h, -1, held
+	w.closeAfter = r.Close
+}
+
+func (w *response) Header() http.Header { return w.header }
+
+func (w *response) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if code < 200 && code != http.StatusSwitchingProtocols { // informational: goes at once, the answer follows
+		w.writeStatus(code)
+		w.writeFields(false)
+		w.sc.bw.WriteString("\r\n")
+		w.setErr(w.sc.bw.Flush())
+		return
+	}
+	w.wroteHeader, w.status = true, code
+	if cl := w.header.Get("Content-Length"); cl != "" {
+		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
+			w.length = v
+		} else {
+			w.header.Del("Content-Length")
+		}
+	}
+}
+
+func (w *response) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(w.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if !w.headSent {
+		if w.length < 0 && len(w.held)+len(p) <= chunkingAfter {
+			w.held = append(w.held, p...)
+			return len(p), nil
+		}
+		w.sendHead(w.length < 0)
+	}
+	return w.writeBody(p)
+}
+
+// writeBody sends p, in a chunk when the answer is chunked.
+func (w *response) writeBody(p []byte) (int, error) {
+	if len(p) == 0 || w.err != nil {
+		return 0, w.err
+	}
+	bw := w.sc.bw
+	if w.chunked {
+		bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
+		bw.WriteString("\r\n")
+		bw.Write(p)
+		_, err := bw.WriteString("\r\n")
+		w.setErr(err)
+	} else {
+		if w.written+int64(len(p)) > w.length {
+			return 0, http.ErrContentLength
+		}
+		_, err := bw.Write(p)
+		w.setErr(err)
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	w.written += int64(len(p))
+	return len(p), nil
+}
+
+func (w *response) setErr(err error) {
+	if w.err == nil && err != nil {
+		w.err = err
+	}
+}
+
+func (w *response) Flush() { _ = w.FlushError() }
+
+// FlushError sends what is held, the head first (chunked when no length
+// was declared), and flushes the connection.
+func (w *response) FlushError() error {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.headSent {
+		w.sendHead(w.length < 0 && bodyAllowed(w.status))
+	}
+	w.setErr(w.sc.bw.Flush())
+	return w.err
+}
+
+// SetReadDeadline and SetWriteDeadline bound the connection's reads and
+// writes, as net/http's writer does for http.ResponseController.
+func (w *response) SetReadDeadline(t time.Time) error {
+	w.deadlines.Store(true)
+	return w.sc.c.SetReadDeadline(t)
+}
+
+func (w *response) SetWriteDeadline(t time.Time) error {
+	w.deadlines.Store(true)
+	return w.sc.c.SetWriteDeadline(t)
+}
+
+// sendHead writes the status line and fields, then the held body.
+func (w *response) sendHead(chunked bool) {
+	w.headSent, w.chunked = true, chunked
+	held := w.held
+	w.held = held[:0]
+	if w.header["Content-Type"] == nil && len(held) > 0 && bodyAllowed(w.status) {
+		w.header["Content-Type"] = []string{http.DetectContentType(held)}
+	}
+	if w.sc.s.closing.Load() || httpguts.HeaderValuesContainsToken(w.header["Connection"], "close") {
+		w.closeAfter = true
+	}
+	w.dropUnread()
+	bw := w.sc.bw
+	w.writeStatus(w.status)
+	w.writeFields(true)
+	switch {
+	case chunked:
+		bw.WriteString("Transfer-Encoding: chunked\r\n")
+	case w.length < 0 && bodyAllowed(w.status):
+		w.length = int64(len(held))
+		bw.WriteString("Content-Length: ")
+		bw.WriteString(strconv.FormatInt(w.length, 10))
+		bw.WriteString("\r\n")
+	}
+	if w.closeAfter && w.header["Connection"] == nil {
+		bw.WriteString("Connection: close\r\n")
+	}
+	_, err := bw.WriteString("\r\n")
+	w.setErr(err)
+	if len(held) > 0 {
+		w.writeBody(held)
+	}
+}
+
+func (w *response) writeStatus(code int) {
+	bw := w.sc.bw
+	bw.WriteString("HTTP/1.1 ")
+	bw.WriteString(strconv.Itoa(code))
+	bw.WriteByte(' ')
+	if text := http.StatusText(code); text != "" {
+		bw.WriteString(text)
+	} else {
+		bw.WriteString("status code ")
+		bw.WriteString(strconv.Itoa(code))
+	}
+	bw.WriteString("\r\n")
+}
+
+// writeFields writes the handler's fields, as net/http would send them:
+// invalid names left out, line breaks in values made spaces, a Date added
+// to a final answer that has none.
+func (w *response) writeFields(final bool) {
+	bw := w.sc.bw
+	for k, vv := range w.header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			continue
+		}
+		for _, v := range vv {
+			if strings.ContainsAny(v, "\r\n") {
+				v = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(v)
+			}
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(strings.TrimSpace(v))
+			bw.WriteString("\r\n")
+		}
+	}
+	if final && w.header["Date"] == nil {
+		var b [len(http.TimeFormat)]byte
+		bw.WriteString("Date: ")
+		bw.Write(time.Now().UTC().AppendFormat(b[:0], http.TimeFormat))
+		bw.WriteString("\r\n")
+	}
+}
+
+// finish ends the answer once the handler has returned and reports
+// whether the connection can carry the next request.
+func (w *response) finish() bool {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.headSent {
+		w.sendHead(false)
+	}
+	if w.chunked {
+		_, err := w.sc.bw.WriteString("0\r\n\r\n")
+		w.setErr(err)
+	}
+	w.setErr(w.sc.bw.Flush())
+	if w.deadlines.Load() {
+		w.sc.c.SetReadDeadline(time.Time{})
+		w.sc.c.SetWriteDeadline(time.Time{})
+	}
+	short := !w.chunked && bodyAllowed(w.status) && w.written < w.length
+	return w.err == nil && !short && !w.closeAfter
+}
+
+// dropUnread deals with a request body the handler left unread, before the
+// answer's head goes, as net/http does: up to maxDrain is read and
+// dropped, so the connection carries on; more closes the connection after
+// the answer (Connection: close), and the close waits for the client to
+// read the answer before the unread bytes make the kernel reset it.
+func (w *response) dropUnread() {
+	b, ok := w.req.Body.(*reqBody)
+	if !ok || b.left == 0 {
+		return
+	}
+	if b.left <= maxDrain {
+		if _, err := io.Copy(io.Discard, b); err == nil {
+			return
+		}
+	}
+	w.closeAfter, w.sc.linger = true, true
+}
+
+// bodyAllowed reports whether an answer with status may carry a body.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
