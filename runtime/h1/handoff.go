@@ -59,3 +59,12 @@ func (c *prefixConn) Read(p []byte) (int, error) {
 	}
 	return c.Conn.Read(p)
 }
+
+// CloseWrite half-closes the connection, as net/http does before it
+// closes one whose client may still be sending.
+func (c *prefixConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}

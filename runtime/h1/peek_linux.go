@@ -87,17 +87,19 @@ func newClientPeek(nc net.Conn) clientPeek {
 
 // hasGone reports whether the client has closed its side or the connection
 // failed. Bytes waiting (a next request sent early) mean it is still there.
+// It peeks through Control, which takes none of the connection's locks or
+// deadlines: the connection's goroutine may be blocked reading it, and a
+// deadline set to cut a read says nothing of the client.
 func (p *clientPeek) hasGone() bool {
 	if p.rc == nil {
 		return false
 	}
 	gone := false
-	err := p.rc.Read(func(fd uintptr) bool {
+	err := p.rc.Control(func(fd uintptr) {
 		var b [1]byte
 		n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
 			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
 		gone = errno == 0 && n == 0 || errno != 0 && errno != syscall.EAGAIN && errno != syscall.EINTR
-		return true
 	})
-	return gone || err != nil
+	return err == nil && gone // closed here: the request is over already
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pistra/pistra/runtime/watchdog"
@@ -22,6 +23,10 @@ import (
 // unread byte on, it hands to Fallback, net/http's server, on an
 // in-process listener: WebSocket upgrades, odd framing, HTTP/1.0 and
 // malformed requests keep net/http's own handling, errors included.
+//
+// As with net/http, a handler must not use its ResponseWriter, the
+// writer's header map or the request's body once it has returned: the
+// connection's next request reuses the writer and its map.
 //
 // net/http's server side was a fifth to a quarter of a lean Go relay's CPU
 // per request under make bench; what it spends per request that this
@@ -44,22 +49,25 @@ type Server struct {
 	closing atomic.Bool
 	ctx     context.Context // every request's context derives from it
 	stop    context.CancelFunc
-	fbDone  chan struct{}
+	quit    chan struct{} // closed once everything Serve started is to stop
+	endOnce sync.Once
 }
 
 // Serve accepts connections on ln until Shutdown or Close, then returns
 // http.ErrServerClosed.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
+	if s.closing.Load() { // Shutdown or Close came first
+		s.mu.Unlock()
+		ln.Close()
+		return http.ErrServerClosed
+	}
 	s.ln, s.conns = ln, map[*serverConn]struct{}{}
 	s.handoff = newConnListener(ln.Addr())
 	s.ctx, s.stop = context.WithCancel(context.WithValue(context.Background(), http.ServerContextKey, s.Fallback))
-	s.fbDone = make(chan struct{})
+	s.quit = make(chan struct{})
 	s.mu.Unlock()
-	go func() {
-		defer close(s.fbDone)
-		_ = s.Fallback.Serve(s.handoff)
-	}()
+	go func() { _ = s.Fallback.Serve(s.handoff) }()
 	go s.watchClients()
 	var backoff time.Duration
 	for {
@@ -68,12 +76,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			if s.closing.Load() {
 				return http.ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() { // as net/http: wait, then accept again
+			if retryAccept(err) { // as net/http: wait, then accept again
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				time.Sleep(backoff)
 				continue
 			}
+			s.Close()
 			return err
 		}
 		backoff = 0
@@ -86,11 +94,19 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
+// retryAccept reports whether an accept failed for a while only: a
+// timeout, or the process or system out of file descriptors, which
+// closing connections frees.
+func retryAccept(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() ||
+		errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED)
+}
+
 func (s *Server) newConn(c net.Conn) *serverConn {
 	sc := &serverConn{s: s, c: c, peek: newClientPeek(c)}
 	sc.ctx = context.WithValue(s.ctx, http.LocalAddrContextKey, c.LocalAddr())
 	sc.remote = c.RemoteAddr().String()
-	sc.idle.Store(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing.Load() {
@@ -110,8 +126,8 @@ func (s *Server) forget(sc *serverConn) {
 // finish its request and close, and waits for them (and Fallback's) until
 // ctx ends; then it returns ctx's error, leaving Close to the caller.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.closing.Store(true)
 	s.mu.Lock()
+	s.closing.Store(true)
 	ln := s.ln
 	s.mu.Unlock()
 	if ln == nil {
@@ -129,8 +145,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
-	s.handoff.Close()
+	s.end()
 	return <-fb
+}
+
+// end stops what Serve started beside the accept loop, once.
+func (s *Server) end() {
+	s.endOnce.Do(func() {
+		s.handoff.Close()
+		s.stop()
+		close(s.quit)
+	})
 }
 
 // closeIdle closes the connections waiting for a request and reports
@@ -148,17 +173,19 @@ func (s *Server) closeIdle() bool {
 
 // Close closes the listener and every connection at once, Fallback's too.
 func (s *Server) Close() error {
-	s.closing.Store(true)
 	s.mu.Lock()
-	if s.ln != nil {
+	s.closing.Store(true)
+	started := s.ln != nil
+	if started {
 		s.ln.Close()
-		s.handoff.Close()
-		s.stop()
 	}
 	for sc := range s.conns {
 		sc.c.Close()
 	}
 	s.mu.Unlock()
+	if started {
+		s.end()
+	}
 	return s.Fallback.Close()
 }
 
@@ -171,23 +198,33 @@ const clientWatchEvery = 100 * time.Millisecond
 
 // watchClients cancels the context of a request whose client has gone:
 // its connection, read to the end of the request, has reached its end or
-// failed.
+// failed. The peeks run outside the server's lock, and without the
+// connection's read lock (RawConn.Control), which the connection's own
+// goroutine holds while it waits for the next request.
 func (s *Server) watchClients() {
 	t := time.NewTicker(clientWatchEvery)
 	defer t.Stop()
+	var watched []*serverConn
 	for {
 		select {
-		case <-s.fbDone:
+		case <-s.quit:
 			return
 		case <-t.C:
 		}
 		s.mu.Lock()
 		for sc := range s.conns {
-			if sc.watched.Load() && sc.peek.hasGone() {
-				sc.leave()
+			if sc.watched.Load() {
+				watched = append(watched, sc)
 			}
 		}
 		s.mu.Unlock()
+		for _, sc := range watched {
+			if sc.peek.hasGone() {
+				sc.leave()
+			}
+		}
+		clear(watched)
+		watched = watched[:0]
 	}
 }
 
@@ -254,16 +291,27 @@ func (sc *serverConn) serve() {
 		sc.bw.Reset(nil)
 		serverWriters.Put(sc.bw)
 	}()
-	for !s.closing.Load() {
-		sc.idle.Store(true)
-		sc.idleDog.Begin()
+	// The first request's head is bounded from the connection's start, as
+	// net/http bounds it; a later one's from its first byte, the wait
+	// before it by the idle timeout.
+	wait := &sc.headDog
+	for first := true; !s.closing.Load(); first = false {
+		if !first {
+			wait = &sc.idleDog
+			sc.idle.Store(true)
+		}
+		wait.Begin()
 		_, err := sc.br.Peek(1)
-		sc.idleDog.End()
-		sc.idle.Store(false)
+		if !first {
+			wait.End()
+			sc.idle.Store(false)
+		}
 		if err != nil {
 			return
 		}
-		sc.headDog.Begin()
+		if !first {
+			sc.headDog.Begin()
+		}
 		raw, ok := peekHead(sc.br)
 		sc.headDog.End()
 		if sc.timedOut.Load() {

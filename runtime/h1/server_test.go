@@ -19,6 +19,11 @@ import (
 // test's end.
 func serveLean(t *testing.T, h http.Handler) (*Server, string) {
 	t.Helper()
+	return serveLeanWith(t, h, 10*time.Second, time.Minute)
+}
+
+func serveLeanWith(t *testing.T, h http.Handler, head, idle time.Duration) (*Server, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +32,7 @@ func serveLean(t *testing.T, h http.Handler) (*Server, string) {
 		w.Header().Set("X-Fallback", "1")
 		h.ServeHTTP(w, r)
 	})}
-	s := &Server{Handler: h, Fallback: fb, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	s := &Server{Handler: h, Fallback: fb, ReadHeaderTimeout: head, IdleTimeout: idle}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ln) }()
 	t.Cleanup(func() {
@@ -173,6 +178,10 @@ func TestServerNoticesAClientGone(t *testing.T) {
 	ended := make(chan error, 1)
 	_, base := serveLean(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.ReadAll(r.Body)
+		if _, lean := w.(*response); !lean {
+			ended <- errors.New("served by the fallback")
+			return
+		}
 		select {
 		case <-r.Context().Done():
 			ended <- nil
@@ -196,6 +205,10 @@ func TestServerNoticesAClientGone(t *testing.T) {
 // client sees it end early, not whole.
 func TestServerAbortHandler(t *testing.T) {
 	_, base := serveLean(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, lean := w.(*response); !lean {
+			http.Error(w, "served by the fallback", http.StatusInternalServerError)
+			return
+		}
 		io.WriteString(w, "data: 1\n\n")
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler)
@@ -246,6 +259,14 @@ func TestServerShutdownLetsRequestsFinish(t *testing.T) {
 	default:
 	}
 	close(release)
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // failure guard only
+		t.Fatal("Shutdown did not return once the request ended")
+	}
 	resp := <-got
 	if resp == nil {
 		return
@@ -254,9 +275,6 @@ func TestServerShutdownLetsRequestsFinish(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "done" || !resp.Close {
 		t.Fatalf("%q, close %v: want the whole answer and Connection: close", b, resp.Close)
-	}
-	if err := <-stopped; err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -278,5 +296,87 @@ func TestServerAnswersBeforeALargeUnreadBody(t *testing.T) {
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Close != (size > maxDrain) {
 			t.Fatalf("%d bytes: %s, close %v", size, resp.Status, resp.Close)
 		}
+	}
+}
+
+// TestServerBoundsTheFirstHead: a connection that sends nothing is closed
+// after the head timeout, not the idle one, as net/http closes it.
+func TestServerBoundsTheFirstHead(t *testing.T) {
+	_, base := serveLeanWith(t, http.HandlerFunc(echo), 100*time.Millisecond, time.Hour)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // failure guard only
+	if _, err := conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("read %v, want the server's close", err)
+	}
+}
+
+// TestServerFramesAsItDecides: the framing is the server's: no length on a
+// 204, a length set after WriteHeader or a handler's own
+// Transfer-Encoding ignored, a long answer chunked.
+func TestServerFramesAsItDecides(t *testing.T) {
+	_, base := serveLean(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/204":
+			w.Header().Set("Content-Length", "0")
+			w.WriteHeader(http.StatusNoContent)
+		case "/late":
+			w.WriteHeader(http.StatusOK)
+			w.Header().Set("Content-Length", "99")
+			io.WriteString(w, "four")
+		case "/te":
+			w.Header().Set("Transfer-Encoding", "identity")
+			io.WriteString(w, strings.Repeat("y", 3000))
+		}
+	}))
+	for _, c := range []struct {
+		path    string
+		length  int64
+		chunked bool
+		body    int
+	}{{"/204", -1, false, 0}, {"/late", 4, false, 4}, {"/te", -1, true, 3000}} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: h\r\n\r\n", c.path)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		conn.Close()
+		chunked := len(resp.TransferEncoding) > 0
+		if err != nil || len(b) != c.body || chunked != c.chunked || c.length >= 0 && resp.ContentLength != c.length ||
+			c.path == "/204" && resp.Header["Content-Length"] != nil {
+			t.Fatalf("%s: %d bytes (%v), length %d, chunked %v, header %v", c.path, len(b), err, resp.ContentLength, chunked, resp.Header)
+		}
+	}
+}
+
+// TestServerKeepsALiveClientsRequest: the watcher leaves a request alone
+// while its client is there, however long the handler takes.
+func TestServerKeepsALiveClientsRequest(t *testing.T) {
+	_, base := serveLean(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		select {
+		case <-r.Context().Done():
+			http.Error(w, "cancelled", http.StatusInternalServerError)
+		case <-time.After(4 * clientWatchEvery):
+			io.WriteString(w, "ok")
+		}
+	}))
+	resp, err := http.Post(base+"/long", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "ok" {
+		t.Fatalf("%s %q: the request of a client still there was cancelled", resp.Status, b)
 	}
 }

@@ -2,9 +2,11 @@ package h1
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -21,8 +23,9 @@ func (sc *serverConn) serveRequest(r *http.Request) (keep bool) {
 	w := &sc.res
 	w.reset(sc, r)
 	if r.ContentLength > 0 {
-		sc.body = reqBody{sc: sc, left: r.ContentLength}
-		r.Body = &sc.body
+		body := &reqBody{sc: sc, left: r.ContentLength}
+		r.Body = body
+		defer body.Close() // a read after the handler returned must not take the next request's bytes
 	} else {
 		r.Body = http.NoBody
 		sc.watched.Store(true)
@@ -38,7 +41,7 @@ func (sc *serverConn) serveRequest(r *http.Request) (keep bool) {
 		cancel()
 		if p := recover(); p != nil {
 			if p != http.ErrAbortHandler {
-				sc.s.logf("h1: panic serving %s: %v", sc.remote, p)
+				sc.s.logf("h1: panic serving %s: %v\n%s", sc.remote, p, debug.Stack())
 			}
 			keep = false
 		}
@@ -55,11 +58,15 @@ func (s *Server) logf(format string, args ...any) {
 
 // reqBody is a request body of a known length, read off the connection.
 type reqBody struct {
-	sc   *serverConn
-	left int64
+	sc     *serverConn
+	left   int64
+	closed bool
 }
 
 func (b *reqBody) Read(p []byte) (int, error) {
+	if b.closed {
+		return 0, http.ErrBodyReadAfterClose
+	}
 	if b.left <= 0 {
 		return 0, io.EOF
 	}
@@ -78,7 +85,12 @@ func (b *reqBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *reqBody) Close() error { return nil }
+// Close ends the handler's reads; what is left unread the server drops or
+// closes the connection on (dropUnread).
+func (b *reqBody) Close() error {
+	b.closed = true
+	return nil
+}
 
 // maxDrain is what finish reads of a body the handler left unread, to keep
 // the connection, as net/http does; past it the connection closes.
@@ -101,6 +113,7 @@ type response struct {
 	length, written int64
 	wroteHeader     bool // the status is set
 	headSent        bool
+	finished        bool // the handler returned: nothing more goes out
 	chunked         bool
 	closeAfter      bool
 	deadlines       atomic.Bool // one was set (a watchdog may, from its goroutine); cleared at the end
@@ -137,6 +150,9 @@ func (w *response) WriteHeader(code int) {
 		return
 	}
 	w.wroteHeader, w.status = true, code
+	if code == http.StatusSwitchingProtocols { // a protocol this server does not speak follows
+		w.closeAfter = true
+	}
 	if cl := w.header.Get("Content-Length"); cl != "" {
 		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
 			w.length = v
@@ -147,6 +163,9 @@ func (w *response) WriteHeader(code int) {
 }
 
 func (w *response) Write(p []byte) (int, error) {
+	if w.finished {
+		return 0, errFinished
+	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -192,6 +211,9 @@ func (w *response) writeBody(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// errFinished is what a write after the handler returned gets.
+var errFinished = errors.New("h1: the handler has returned")
+
 func (w *response) setErr(err error) {
 	if w.err == nil && err != nil {
 		w.err = err
@@ -203,6 +225,9 @@ func (w *response) Flush() { _ = w.FlushError() }
 // FlushError sends what is held, the head first (chunked when no length
 // was declared), and flushes the connection.
 func (w *response) FlushError() error {
+	if w.finished {
+		return errFinished
+	}
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -225,18 +250,24 @@ func (w *response) SetWriteDeadline(t time.Time) error {
 	return w.sc.c.SetWriteDeadline(t)
 }
 
-// sendHead writes the status line and fields, then the held body.
+// sendHead writes the status line and fields, then the held body. The
+// framing is the server's own, from what WriteHeader saw: the handler's
+// Content-Length and Transfer-Encoding fields are not written as they are.
 func (w *response) sendHead(chunked bool) {
 	w.headSent, w.chunked = true, chunked
 	held := w.held
 	w.held = held[:0]
-	if w.header["Content-Type"] == nil && len(held) > 0 && bodyAllowed(w.status) {
-		w.header["Content-Type"] = []string{http.DetectContentType(held)}
+	h := w.header
+	if _, typed := h["Content-Type"]; !typed && len(held) > 0 && bodyAllowed(w.status) && h["Content-Encoding"] == nil {
+		h["Content-Type"] = []string{http.DetectContentType(held)}
 	}
-	if w.sc.s.closing.Load() || httpguts.HeaderValuesContainsToken(w.header["Connection"], "close") {
+	if w.sc.s.closing.Load() || httpguts.HeaderValuesContainsToken(h["Connection"], "close") {
 		w.closeAfter = true
 	}
 	w.dropUnread()
+	if w.closeAfter {
+		delete(h, "Connection")
+	}
 	bw := w.sc.bw
 	w.writeStatus(w.status)
 	w.writeFields(true)
@@ -245,11 +276,13 @@ func (w *response) sendHead(chunked bool) {
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
 	case w.length < 0 && bodyAllowed(w.status):
 		w.length = int64(len(held))
+		fallthrough
+	case w.length >= 0 && (bodyAllowed(w.status) || w.status == http.StatusNotModified):
 		bw.WriteString("Content-Length: ")
 		bw.WriteString(strconv.FormatInt(w.length, 10))
 		bw.WriteString("\r\n")
 	}
-	if w.closeAfter && w.header["Connection"] == nil {
+	if w.closeAfter {
 		bw.WriteString("Connection: close\r\n")
 	}
 	_, err := bw.WriteString("\r\n")
@@ -274,12 +307,13 @@ func (w *response) writeStatus(code int) {
 }
 
 // writeFields writes the handler's fields, as net/http would send them:
-// invalid names left out, line breaks in values made spaces, a Date added
-// to a final answer that has none.
+// invalid names left out, line breaks in values made spaces, the framing
+// fields left to sendHead, a Date added to a final answer that has no Date
+// field (one set to nil asks for none).
 func (w *response) writeFields(final bool) {
 	bw := w.sc.bw
 	for k, vv := range w.header {
-		if !httpguts.ValidHeaderFieldName(k) {
+		if k == "Content-Length" || k == "Transfer-Encoding" || !httpguts.ValidHeaderFieldName(k) {
 			continue
 		}
 		for _, v := range vv {
@@ -292,7 +326,7 @@ func (w *response) writeFields(final bool) {
 			bw.WriteString("\r\n")
 		}
 	}
-	if final && w.header["Date"] == nil {
+	if _, dated := w.header["Date"]; final && !dated {
 		var b [len(http.TimeFormat)]byte
 		bw.WriteString("Date: ")
 		bw.Write(time.Now().UTC().AppendFormat(b[:0], http.TimeFormat))
@@ -314,6 +348,7 @@ func (w *response) finish() bool {
 		w.setErr(err)
 	}
 	w.setErr(w.sc.bw.Flush())
+	w.finished = true
 	if w.deadlines.Load() {
 		w.sc.c.SetReadDeadline(time.Time{})
 		w.sc.c.SetWriteDeadline(time.Time{})
@@ -332,8 +367,10 @@ func (w *response) dropUnread() {
 	if !ok || b.left == 0 {
 		return
 	}
-	if b.left <= maxDrain {
-		if _, err := io.Copy(io.Discard, b); err == nil {
+	if b.left <= maxDrain { // off the connection: the handler may have closed the body
+		n, err := io.CopyN(io.Discard, w.sc.br, b.left)
+		b.left -= n
+		if err == nil {
 			return
 		}
 	}
