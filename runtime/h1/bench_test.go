@@ -22,6 +22,32 @@ const (
 	benchEvents = 50
 )
 
+// benchPayload is the small JSON answer; benchStream the event stream.
+var (
+	benchPayload = `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}]}`
+	benchStream  = strings.Repeat(benchEvent, benchEvents) + "data: [DONE]\n\n"
+)
+
+// benchHandler answers /sse with benchStream, each event flushed on its
+// own as an upstream does, and anything else with benchPayload.
+var benchHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/sse" {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, benchPayload)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	f := w.(http.Flusher)
+	for range benchEvents {
+		io.WriteString(w, benchEvent)
+		f.Flush()
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+})
+
+// benchKinds are the two exchanges: path and the answer's bytes.
+var benchKinds = []struct{ name, path, want string }{{"json", "/v1/models", benchPayload}, {"sse", "/sse", benchStream}}
+
 // BenchmarkRoundTrip sends the same exchanges through h1.Client and
 // through net/http's Transport (as pistrad's -stdlib-upstream-client
 // tunes it) against one loopback server: a small JSON answer, and an
@@ -30,22 +56,7 @@ const (
 // and system CPU per exchange, the server's share included: the server
 // is the same for both clients, so the difference is the clients'.
 func BenchmarkRoundTrip(b *testing.B) {
-	payload := `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}]}`
-	stream := strings.Repeat(benchEvent, benchEvents) + "data: [DONE]\n\n"
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/sse" {
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, payload)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		f := w.(http.Flusher)
-		for range benchEvents {
-			io.WriteString(w, benchEvent)
-			f.Flush()
-		}
-		io.WriteString(w, "data: [DONE]\n\n")
-	}))
+	s := httptest.NewServer(benchHandler)
 	defer s.Close()
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	type roundTripper interface {
@@ -60,11 +71,36 @@ func BenchmarkRoundTrip(b *testing.B) {
 		{"stdlib", &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 512, IdleConnTimeout: time.Minute,
 			DisableCompression: true, WriteBufferSize: 16 << 10, ReadBufferSize: 16 << 10}},
 	}
-	for _, kind := range []struct{ name, path, want string }{{"json", "/v1/models", payload}, {"sse", "/sse", stream}} {
+	for _, kind := range benchKinds {
 		for _, c := range clients {
 			b.Run(kind.name+"/"+c.name, func(b *testing.B) {
 				defer c.rt.CloseIdleConnections()
 				benchExchanges(b, c.rt, s.URL+kind.path, len(kind.want))
+			})
+		}
+	}
+}
+
+// BenchmarkServe serves the same exchanges through h1.Server and through
+// net/http's server alone, to one h1.Client on loopback: the client is
+// the same for both, so the difference in allocs/op and cpu-ns/op is the
+// servers'.
+func BenchmarkServe(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lean := &h1.Server{Handler: benchHandler, Fallback: &http.Server{Handler: benchHandler}}
+	go lean.Serve(ln)
+	defer lean.Close()
+	std := httptest.NewServer(benchHandler)
+	defer std.Close()
+	client := h1.New(&net.Dialer{Timeout: 5 * time.Second}, h1.Options{MaxIdlePerHost: 512, IdleTimeout: time.Minute})
+	defer client.CloseIdleConnections()
+	for _, kind := range benchKinds {
+		for _, srv := range []struct{ name, base string }{{"h1", "http://" + ln.Addr().String()}, {"stdlib", std.URL}} {
+			b.Run(kind.name+"/"+srv.name, func(b *testing.B) {
+				benchExchanges(b, client, srv.base+kind.path, len(kind.want))
 			})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -119,6 +120,10 @@ type response struct {
 	deadlines       atomic.Bool // one was set (a watchdog may, from its goroutine); cleared at the end
 	held            []byte
 	err             error // the first write error
+	// digits and date are where numbers and the Date are formatted: a
+	// buffer on the stack would escape through the writer.
+	digits [20]byte
+	date   [len(http.TimeFormat)]byte
 }
 
 func (w *response) reset(sc *serverConn, r *http.Request) {
@@ -185,6 +190,11 @@ func (w *response) Write(p []byte) (int, error) {
 	return w.writeBody(p)
 }
 
+// WriteString is Write without the copy io.WriteString would make.
+func (w *response) WriteString(s string) (int, error) {
+	return w.Write(unsafe.Slice(unsafe.StringData(s), len(s))) // read only: Write never keeps or changes p
+}
+
 // writeBody sends p, in a chunk when the answer is chunked.
 func (w *response) writeBody(p []byte) (int, error) {
 	if len(p) == 0 || w.err != nil {
@@ -192,7 +202,7 @@ func (w *response) writeBody(p []byte) (int, error) {
 	}
 	bw := w.sc.bw
 	if w.chunked {
-		bw.WriteString(strconv.FormatInt(int64(len(p)), 16))
+		bw.Write(strconv.AppendInt(w.digits[:0], int64(len(p)), 16))
 		bw.WriteString("\r\n")
 		bw.Write(p)
 		_, err := bw.WriteString("\r\n")
@@ -279,7 +289,7 @@ func (w *response) sendHead(chunked bool) {
 		fallthrough
 	case w.length >= 0 && (bodyAllowed(w.status) || w.status == http.StatusNotModified):
 		bw.WriteString("Content-Length: ")
-		bw.WriteString(strconv.FormatInt(w.length, 10))
+		bw.Write(strconv.AppendInt(w.digits[:0], w.length, 10))
 		bw.WriteString("\r\n")
 	}
 	if w.closeAfter {
@@ -295,7 +305,7 @@ func (w *response) sendHead(chunked bool) {
 func (w *response) writeStatus(code int) {
 	bw := w.sc.bw
 	bw.WriteString("HTTP/1.1 ")
-	bw.WriteString(strconv.Itoa(code))
+	bw.Write(strconv.AppendInt(w.digits[:0], int64(code), 10))
 	bw.WriteByte(' ')
 	if text := http.StatusText(code); text != "" {
 		bw.WriteString(text)
@@ -327,9 +337,8 @@ func (w *response) writeFields(final bool) {
 		}
 	}
 	if _, dated := w.header["Date"]; final && !dated {
-		var b [len(http.TimeFormat)]byte
 		bw.WriteString("Date: ")
-		bw.Write(time.Now().UTC().AppendFormat(b[:0], http.TimeFormat))
+		bw.Write(time.Now().UTC().AppendFormat(w.date[:0], http.TimeFormat))
 		bw.WriteString("\r\n")
 	}
 }
