@@ -121,31 +121,20 @@ func parseHead(raw []byte) (resp *http.Response, te bool) {
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: make(http.Header, fields), ContentLength: -1,
 	}
-	values := make([]string, fields)
 	sawLength := false
-	for at := len(line) + 2; at < len(s); {
-		l := s[at:]
-		if i := strings.Index(l, "\r\n"); i >= 0 {
-			l = l[:i]
-		}
-		at += len(l) + 2
-		name, v, _ := strings.Cut(l, ":")
-		v = strings.Trim(v, " \t")
-		if !httpguts.ValidHeaderFieldValue(v) {
-			return nil, false
-		}
+	ok := headFields(s[min(len(line)+2, len(s)):], resp.Header, fields, func(name, v string) (add, ok bool) {
 		switch name {
 		case "Pragma", "Trailer":
-			return nil, false
+			return false, false
 		case "Transfer-Encoding":
 			if te || v != "chunked" {
-				return nil, false
+				return false, false
 			}
 			te = true
-			continue // net/http moves it to TransferEncoding
+			return false, true // net/http moves it to TransferEncoding
 		case "Content-Length":
 			if sawLength || len(v) > 18 || !digits(v) {
-				return nil, false
+				return false, false
 			}
 			sawLength = true
 			resp.ContentLength = 0
@@ -153,14 +142,10 @@ func parseHead(raw []byte) (resp *http.Response, te bool) {
 				resp.ContentLength = resp.ContentLength*10 + int64(v[i]-'0')
 			}
 		}
-		if vv := resp.Header[name]; vv != nil {
-			resp.Header[name] = append(vv, v)
-			continue
-		}
-		vv := values[:1:1]
-		values = values[1:]
-		vv[0] = v
-		resp.Header[name] = vv
+		return true, true
+	})
+	if !ok {
+		return nil, false
 	}
 	if te == sawLength { // both (net/http then drops the length) or neither (read to close)
 		return nil, false
@@ -208,6 +193,42 @@ func canonicalize(name []byte) bool {
 			name[i] = c - 'A' + 'a'
 		}
 		upper = c == '-'
+	}
+	return true
+}
+
+// headFields walks a head's field lines s (CRLF between them, the names
+// made canonical already), calling take with each name and value, trimmed
+// as net/http trims it; a value net/http refuses, or take's !ok, stops the
+// walk with false. The fields take adds go into h, their values cut from
+// one slice of n strings.
+func headFields(s string, h http.Header, n int, take func(name, v string) (add, ok bool)) bool {
+	values := make([]string, n)
+	for at := 0; at < len(s); {
+		l := s[at:]
+		if i := strings.Index(l, "\r\n"); i >= 0 {
+			l = l[:i]
+		}
+		at += len(l) + 2
+		name, v, _ := strings.Cut(l, ":")
+		v = strings.Trim(v, " \t")
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return false
+		}
+		switch add, ok := take(name, v); {
+		case !ok:
+			return false
+		case !add:
+			continue
+		}
+		if vv := h[name]; vv != nil {
+			h[name] = append(vv, v)
+			continue
+		}
+		vv := values[:1:1]
+		values = values[1:]
+		vv[0] = v
+		h[name] = vv
 	}
 	return true
 }

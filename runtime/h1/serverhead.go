@@ -58,25 +58,14 @@ func (sc *serverConn) parseRequest(raw []byte) *http.Request {
 // readFields reads the header lines of s into r, reporting false for any
 // field the common shape leaves to net/http.
 func readFields(r *http.Request, s string, fields int) bool {
-	values := make([]string, fields)
 	sawLength, hosts := false, 0
-	for at := 0; at < len(s); {
-		l := s[at:]
-		if i := strings.Index(l, "\r\n"); i >= 0 {
-			l = l[:i]
-		}
-		at += len(l) + 2
-		name, v, _ := strings.Cut(l, ":")
-		v = strings.Trim(v, " \t")
-		if !httpguts.ValidHeaderFieldValue(v) {
-			return false
-		}
+	ok := headFields(s, r.Header, fields, func(name, v string) (add, ok bool) {
 		switch name {
 		case "Transfer-Encoding", "Expect", "Upgrade", "Trailer", "Pragma":
-			return false
+			return false, false
 		case "Content-Length":
 			if sawLength || len(v) > 18 || !digits(v) {
-				return false
+				return false, false
 			}
 			sawLength = true
 			for i := range len(v) {
@@ -84,26 +73,19 @@ func readFields(r *http.Request, s string, fields int) bool {
 			}
 		case "Host":
 			if hosts++; hosts > 1 || !httpguts.ValidHostHeader(v) {
-				return false
+				return false, false
 			}
 			r.Host = v
 		case "Connection":
 			if !keepOrClose(v) {
-				return false
+				return false, false
 			}
 		}
-		if vv := r.Header[name]; vv != nil {
-			r.Header[name] = append(vv, v)
-			continue
-		}
-		vv := values[:1:1]
-		values = values[1:]
-		vv[0] = v
-		r.Header[name] = vv
-	}
+		return true, true
+	})
 	// HTTP/1.1 asks for exactly one Host; net/http refuses a request
 	// without, and deletes the field from the map it hands over.
-	if hosts != 1 {
+	if !ok || hosts != 1 {
 		return false
 	}
 	delete(r.Header, "Host")
