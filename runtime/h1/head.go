@@ -104,16 +104,9 @@ func parseHead(raw []byte) (resp *http.Response, te bool) {
 	if code < 200 || code == http.StatusNoContent || code == http.StatusNotModified {
 		return nil, false
 	}
-	fields := 0
-	if len(rest) > 0 {
-		fields = bytes.Count(rest, crlf) + 1
-		// Names are made canonical in place, before the string is made.
-		for l := range bytes.SplitSeq(rest, crlf) {
-			name, _, ok := bytes.Cut(l, colon)
-			if !ok || !canonicalize(name) {
-				return nil, false
-			}
-		}
+	fields, ok := canonicalNames(rest)
+	if !ok {
+		return nil, false
 	}
 	s := unsafe.String(unsafe.SliceData(b), len(b))
 	resp = &http.Response{
@@ -122,7 +115,7 @@ func parseHead(raw []byte) (resp *http.Response, te bool) {
 		Header: make(http.Header, fields), ContentLength: -1,
 	}
 	sawLength := false
-	ok := headFields(s[min(len(line)+2, len(s)):], resp.Header, fields, func(name, v string) (add, ok bool) {
+	ok = headFields(s[min(len(line)+2, len(s)):], resp.Header, fields, func(name, v string) (add, ok bool) {
 		switch name {
 		case "Pragma", "Trailer":
 			return false, false
@@ -195,6 +188,24 @@ func canonicalize(name []byte) bool {
 		upper = c == '-'
 	}
 	return true
+}
+
+// canonicalNames makes the names of a head's field lines (rest, CRLF
+// between them) canonical in place, before the head's string is made, and
+// counts the lines; false for a line without a colon or with a name net/http
+// refuses.
+func canonicalNames(rest []byte) (fields int, ok bool) {
+	if len(rest) == 0 {
+		return 0, true
+	}
+	for l := range bytes.SplitSeq(rest, crlf) {
+		name, _, found := bytes.Cut(l, colon)
+		if !found || !canonicalize(name) {
+			return 0, false
+		}
+		fields++
+	}
+	return fields, true
 }
 
 // headFields walks a head's field lines s (CRLF between them, the names

@@ -27,15 +27,9 @@ func (sc *serverConn) parseRequest(raw []byte) *http.Request {
 	case http.MethodHead, http.MethodConnect: // no body in the answer; a tunnel
 		return nil
 	}
-	fields := 0
-	if len(rest) > 0 {
-		fields = bytes.Count(rest, crlf) + 1
-		for l := range bytes.SplitSeq(rest, crlf) {
-			name, _, ok := bytes.Cut(l, colon)
-			if !ok || !canonicalize(name) {
-				return nil
-			}
-		}
+	fields, ok := canonicalNames(rest)
+	if !ok {
+		return nil
 	}
 	s := unsafe.String(unsafe.SliceData(b), len(b))
 	off := len(method) + 1
