@@ -253,7 +253,9 @@ type serverConn struct {
 	// close waits for it to read the answer first.
 	linger bool
 	res    response
-	body   reqBody
+	// body is the request in progress's body, nil when it has none: what
+	// the server drains or closes on, whatever the handler put in its place.
+	body *reqBody
 }
 
 var (
@@ -295,7 +297,7 @@ func (sc *serverConn) serve() {
 	// net/http bounds it; a later one's from its first byte, the wait
 	// before it by the idle timeout.
 	wait := &sc.headDog
-	for first := true; !s.closing.Load(); first = false {
+	for first := true; first || !s.closing.Load(); first = false { // a new connection's first request is served, as net/http serves it
 		if !first {
 			wait = &sc.idleDog
 			sc.idle.Store(true)

@@ -380,3 +380,35 @@ func TestServerKeepsALiveClientsRequest(t *testing.T) {
 		t.Fatalf("%s %q: the request of a client still there was cancelled", resp.Status, b)
 	}
 }
+
+// TestServerDropsAWrappedBody: a body the handler wrapped (as
+// http.MaxBytesReader does) and left unread is still dropped by the
+// server, so its bytes are never read as the next request.
+func TestServerDropsAWrappedBody(t *testing.T) {
+	_, base := serveLean(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 4)
+		b := make([]byte, 4)
+		io.ReadFull(r.Body, b)
+		io.WriteString(w, r.URL.Path)
+	}))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n"
+	body := strings.Repeat("x", 10) + smuggled
+	fmt.Fprintf(conn, "POST /first HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%sGET /second HTTP/1.1\r\nHost: h\r\n\r\n", len(body), body)
+	br := bufio.NewReader(conn)
+	for _, want := range []string{"/first", "/second"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		if string(got) != want {
+			t.Fatalf("answered %q, want %q", got, want)
+		}
+	}
+}

@@ -25,9 +25,10 @@ func (sc *serverConn) serveRequest(r *http.Request) (keep bool) {
 	w.reset(sc, r)
 	if r.ContentLength > 0 {
 		body := &reqBody{sc: sc, left: r.ContentLength}
-		r.Body = body
+		r.Body, sc.body = body, body
 		defer body.Close() // a read after the handler returned must not take the next request's bytes
 	} else {
+		sc.body = nil
 		r.Body = http.NoBody
 		sc.watched.Store(true)
 	}
@@ -41,6 +42,7 @@ func (sc *serverConn) serveRequest(r *http.Request) (keep bool) {
 		sc.cancelMu.Unlock()
 		cancel()
 		if p := recover(); p != nil {
+			w.finished = true // a goroutine the handler left writes nothing into pooled buffers
 			if p != http.ErrAbortHandler {
 				sc.s.logf("h1: panic serving %s: %v\n%s", sc.remote, p, debug.Stack())
 			}
@@ -372,14 +374,15 @@ func (w *response) finish() bool {
 // the answer (Connection: close), and the close waits for the client to
 // read the answer before the unread bytes make the kernel reset it.
 func (w *response) dropUnread() {
-	b, ok := w.req.Body.(*reqBody)
-	if !ok || b.left == 0 {
+	b := w.sc.body // not w.req.Body: a handler may have wrapped it (http.MaxBytesReader)
+	if b == nil || b.left == 0 {
 		return
 	}
 	if b.left <= maxDrain { // off the connection: the handler may have closed the body
 		n, err := io.CopyN(io.Discard, w.sc.br, b.left)
 		b.left -= n
 		if err == nil {
+			w.sc.watched.Store(true) // the connection has nothing more to say
 			return
 		}
 	}
