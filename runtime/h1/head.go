@@ -126,14 +126,11 @@ func parseHead(raw []byte) (resp *http.Response, te bool) {
 			te = true
 			return false, true // net/http moves it to TransferEncoding
 		case "Content-Length":
-			if sawLength || len(v) > 18 || !digits(v) {
+			n, ok := contentLength(v)
+			if sawLength || !ok {
 				return false, false
 			}
-			sawLength = true
-			resp.ContentLength = 0
-			for i := range len(v) {
-				resp.ContentLength = resp.ContentLength*10 + int64(v[i]-'0')
-			}
+			sawLength, resp.ContentLength = true, n
 		}
 		return true, true
 	})
@@ -156,6 +153,19 @@ var (
 	doubleCRLF = []byte("\r\n\r\n")
 	colon      = []byte(":")
 )
+
+// contentLength reads a Content-Length value of the shape both parsers
+// take: decimal digits only, short enough not to overflow.
+func contentLength(v string) (int64, bool) {
+	if len(v) > 18 || !digits(v) {
+		return 0, false
+	}
+	var n int64
+	for i := range len(v) {
+		n = n*10 + int64(v[i]-'0')
+	}
+	return n, true
+}
 
 func digits[T string | []byte](b T) bool {
 	for i := range len(b) {

@@ -60,9 +60,7 @@ func (p *peeker) readyCheck(fd uintptr) bool {
 }
 
 func (p *peeker) look(fd uintptr) bool {
-	var b [1]byte
-	_, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	_, errno := peekByte(fd)
 	// EAGAIN: open and quiet. 0 bytes: the peer closed. Data: the peer
 	// sent something unasked, so the connection is out of step.
 	p.open = errno == syscall.EAGAIN
@@ -96,10 +94,18 @@ func (p *clientPeek) hasGone() bool {
 	}
 	gone := false
 	err := p.rc.Control(func(fd uintptr) {
-		var b [1]byte
-		n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		n, errno := peekByte(fd)
 		gone = errno == 0 && n == 0 || errno != 0 && errno != syscall.EAGAIN && errno != syscall.EINTR
 	})
 	return err == nil && gone // closed here: the request is over already
+}
+
+// peekByte looks at the socket's next byte without taking it or waiting:
+// n is 1 when there is one, 0 at the peer's end; errno EAGAIN when there is
+// nothing yet.
+func peekByte(fd uintptr) (n uintptr, errno syscall.Errno) {
+	var b [1]byte
+	n, _, errno = syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	return n, errno
 }

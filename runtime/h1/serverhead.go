@@ -58,13 +58,11 @@ func readFields(r *http.Request, s string, fields int) bool {
 		case "Transfer-Encoding", "Expect", "Upgrade", "Trailer", "Pragma":
 			return false, false
 		case "Content-Length":
-			if sawLength || len(v) > 18 || !digits(v) {
+			n, ok := contentLength(v)
+			if sawLength || !ok {
 				return false, false
 			}
-			sawLength = true
-			for i := range len(v) {
-				r.ContentLength = r.ContentLength*10 + int64(v[i]-'0')
-			}
+			sawLength, r.ContentLength = true, n
 		case "Host":
 			if hosts++; hosts > 1 || !httpguts.ValidHostHeader(v) {
 				return false, false

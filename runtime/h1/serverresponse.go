@@ -160,11 +160,9 @@ func (w *response) WriteHeader(code int) {
 	if code == http.StatusSwitchingProtocols { // a protocol this server does not speak follows
 		w.closeAfter = true
 	}
-	if cl := w.header.Get("Content-Length"); cl != "" {
-		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
+	if cl := w.header["Content-Length"]; len(cl) > 0 { // framing comes from sendHead, never from the map
+		if v, err := strconv.ParseInt(strings.TrimSpace(cl[0]), 10, 64); err == nil && v >= 0 {
 			w.length = v
-		} else {
-			w.header.Del("Content-Length")
 		}
 	}
 }
@@ -330,7 +328,7 @@ func (w *response) writeFields(final bool) {
 		}
 		for _, v := range vv {
 			if strings.ContainsAny(v, "\r\n") {
-				v = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(v)
+				v = newlinesToSpace.Replace(v)
 			}
 			bw.WriteString(k)
 			bw.WriteString(": ")
@@ -344,6 +342,9 @@ func (w *response) writeFields(final bool) {
 		bw.WriteString("\r\n")
 	}
 }
+
+// newlinesToSpace is what net/http does to a line break in a field value.
+var newlinesToSpace = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
 
 // finish ends the answer once the handler has returned and reports
 // whether the connection can carry the next request.
