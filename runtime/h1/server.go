@@ -256,6 +256,8 @@ type serverConn struct {
 	// body is the request in progress's body, nil when it has none: what
 	// the server drains or closes on, whatever the handler put in its place.
 	body *reqBody
+	// req is the template parseRequest fills (see there).
+	req http.Request
 }
 
 var (
@@ -293,45 +295,46 @@ func (sc *serverConn) serve() {
 		sc.bw.Reset(nil)
 		serverWriters.Put(sc.bw)
 	}()
-	// The first request's head is bounded from the connection's start, as
-	// net/http bounds it; a later one's from its first byte, the wait
-	// before it by the idle timeout.
-	wait := &sc.headDog
-	for first := true; first || !s.closing.Load(); first = false { // a new connection's first request is served, as net/http serves it
-		if !first {
-			wait = &sc.idleDog
-			sc.idle.Store(true)
-		}
-		wait.Begin()
-		_, err := sc.br.Peek(1)
-		if !first {
-			wait.End()
-			sc.idle.Store(false)
-		}
-		if err != nil {
+	// A new connection's first request is served even once Shutdown has
+	// begun, as net/http serves it.
+	for first := true; first || !s.closing.Load(); first = false {
+		if sc.awaitRequest(first) != nil {
 			return
-		}
-		if !first {
-			sc.headDog.Begin()
 		}
 		raw, ok := peekHead(sc.br)
 		sc.headDog.End()
 		if sc.timedOut.Load() {
 			return
 		}
-		var req *http.Request
-		if ok {
-			req = sc.parseRequest(raw)
-		}
-		if req == nil {
+		if !ok || !sc.parseRequest(raw) {
 			handed = sc.handOff()
 			return
 		}
 		sc.br.Discard(len(raw))
-		if !sc.serveRequest(req) {
+		if !sc.serveRequest() {
 			return
 		}
 	}
+}
+
+// awaitRequest waits for a request's first byte and starts the head's
+// watchdog, which the caller ends once the head is read. The first
+// request's head is bounded from the connection's start, as net/http
+// bounds it; a later one's from its first byte, the wait before it by the
+// idle timeout, during which Shutdown may close the connection.
+func (sc *serverConn) awaitRequest(first bool) error {
+	if first {
+		sc.headDog.Begin()
+		_, err := sc.br.Peek(1)
+		return err
+	}
+	sc.idle.Store(true)
+	sc.idleDog.Begin()
+	_, err := sc.br.Peek(1)
+	sc.idleDog.End()
+	sc.idle.Store(false)
+	sc.headDog.Begin()
+	return err
 }
 
 // Expire is the idle and head watchdogs': the wait took too long.

@@ -11,42 +11,46 @@ import (
 )
 
 // parseRequest parses a request head of the common shape (raw, through
-// its blank line) into a request for sc, nil for any other: Fallback reads
-// that one, so what parseRequest accepts reads as net/http would read it
-// (FuzzParseRequest holds it to that).
-func (sc *serverConn) parseRequest(raw []byte) *http.Request {
+// its blank line) into sc.req, reporting false for any other: Fallback
+// reads that one, so what parseRequest accepts reads as net/http would
+// read it (FuzzParseRequest holds it to that). sc.req is only a template:
+// the handler gets a copy with the request's context (serveRequest), so
+// http.Request's one way to set a context, a copy, is the only Request
+// made per request.
+func (sc *serverConn) parseRequest(raw []byte) bool {
 	// One copy of the head becomes every string the request holds.
 	b := bytes.Clone(raw[:len(raw)-4])
 	line, rest, _ := bytes.Cut(b, crlf)
 	method, line, ok1 := bytes.Cut(line, space)
 	target, proto, ok2 := bytes.Cut(line, space)
 	if !ok1 || !ok2 || !bytes.Equal(proto, http11[:8]) || !token(method) || len(target) == 0 || target[0] != '/' {
-		return nil
+		return false
 	}
 	switch string(method) {
 	case http.MethodHead, http.MethodConnect: // no body in the answer; a tunnel
-		return nil
+		return false
 	}
 	fields, ok := canonicalNames(rest)
-	if !ok {
-		return nil
+	if !ok || fields == 0 { // no Host
+		return false
 	}
 	s := unsafe.String(unsafe.SliceData(b), len(b))
 	off := len(method) + 1
-	r := &http.Request{
+	r := &sc.req
+	*r = http.Request{
 		Method: s[:len(method)], RequestURI: s[off : off+len(target)],
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: make(http.Header, fields), RemoteAddr: sc.remote,
 	}
-	if fields == 0 || !readFields(r, s[len(method)+len(target)+len(proto)+4:], fields) {
-		return nil
+	if !readFields(r, s[len(method)+len(target)+len(proto)+4:], fields) {
+		return false
 	}
 	u, err := url.ParseRequestURI(r.RequestURI)
 	if err != nil {
-		return nil
+		return false
 	}
 	r.URL = u
-	return r
+	return true
 }
 
 // readFields reads the header lines of s into r, reporting false for any

@@ -16,11 +16,13 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// serveRequest runs the handler for r and finishes its answer. It reports
-// whether the connection can carry the next request.
-func (sc *serverConn) serveRequest(r *http.Request) (keep bool) {
+// serveRequest runs the handler for the request parseRequest read and
+// finishes its answer. It reports whether the connection can carry the
+// next request.
+func (sc *serverConn) serveRequest() (keep bool) {
 	ctx, cancel := context.WithCancel(sc.ctx)
-	r = r.WithContext(ctx)
+	r := sc.req.WithContext(ctx)
+	sc.req = http.Request{} // an idle connection keeps no request alive
 	w := &sc.res
 	w.reset(sc, r)
 	if r.ContentLength > 0 {
